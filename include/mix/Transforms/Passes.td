@@ -1,0 +1,93 @@
+//===- Passes.td - Passes over the mix dialect -------------*- tablegen -*-===//
+//
+// The passes that prove, check and apply the MoE -> dynamic convolution
+// rewrite (Theorem 4.1) and choose how a dynamic convolution is lowered.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MIX_TRANSFORMS_PASSES_TD
+#define MIX_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def MixProveDynamicConvPass : Pass<"mix-prove-dynamic-conv"> {
+  let summary = "Decide, for every mixture, whether it equals a dynamic "
+                "convolution";
+  let description = [{
+    Theorem 4.1 of the cMoLLM paper: `sum_k g_k(x) E_k(x)` equals the dynamic
+    1x1 convolution `x (sum_k g_k K_k)^T + sum_k g_k b_k` when
+
+    1. every expert is linear (or affine) in x: `E_k(x) = x K_k^T + b_k`;
+    2. the expert weights `K_k`, `b_k` do not depend on x; and
+    3. the gate rows sum to one wherever one bias is shared by all experts
+       (it must pass through `sum_k g_k` unchanged).
+
+    The pass decides these facts for every `mix.mixture`, stacked or
+    region-defined, by an abstract interpretation of the experts over the
+    lattice constant < linear < affine < nonlinear in x, and by following
+    the weights' use-def chains back to the input. It records the verdict as
+    the `mix.proof` attribute: `{status = "proved", facts = [...]}`, or
+    `{status = "refused", reason = "..."}` with a concrete counterexample
+    where the forms really differ. Each verdict is also reported as a remark.
+  }];
+  let dependentDialects = ["::mlir::mix::MixDialect"];
+}
+
+def MixMoEToDynamicConvPass : Pass<"mix-moe-to-dynamic-conv"> {
+  let summary = "Rewrite every proved mixture into a dynamic convolution";
+  let description = [{
+    Rewrites exactly the `mix.mixture` ops whose `mix.proof` says `proved` into
+    `mix.dynamic_conv`, and no others: stacked mixtures map one to one; a
+    region whose expert is one `mix.linear` of the input by a per-expert
+    weight (and bias) becomes stacked kernels. With `smt-check` (on by
+    default) every rewrite is first checked independently with the Z3 SMT
+    solver, as Alive2 checks LLVM peepholes: both forms are encoded over the
+    reals at small sizes and their equality proved; a failed check is an
+    error that prints the counterexample, and the mixture is left alone.
+  }];
+  let dependentDialects = ["::mlir::mix::MixDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let options = [
+    Option<"smtCheck", "smt-check", "bool", /*default=*/"true",
+           "Check every rewrite with the Z3 SMT solver before applying it">
+  ];
+}
+
+def MixSMTCheckDynamicConvPass : Pass<"mix-smt-check-dynamic-conv"> {
+  let summary = "Check with Z3 whether each mixture equals its dynamic "
+                "convolution";
+  let description = [{
+    An independent check of Theorem 4.1 that does not trust the prove pass:
+    for every stacked `mix.mixture`, encodes the mixture and the dynamic
+    convolution with the same kernels over the reals at small sizes, and asks
+    Z3 whether they can differ. Reports `equivalent` or a counterexample as a
+    remark.
+    Gates from a softmax `mix.gate` are encoded as any rows of non-negative
+    reals summing to one; sigmoid gates as any reals in (0, 1).
+  }];
+  let dependentDialects = ["::mlir::mix::MixDialect"];
+}
+
+def MixSelectMixingOrderPass : Pass<"mix-select-mixing-order"> {
+  let summary = "Choose how each dynamic convolution mixes its kernels";
+  let description = [{
+    A cost model over the static shapes picks, for every `mix.dynamic_conv`,
+    `apply_then_mix` (one stacked GEMM of `[g_1 x | ... | g_N x]` against the
+    N kernels stacked along their input dimension: `2 T N d f` FLOPs and no
+    `(T,N,f)` intermediate) or `mix_then_apply` (form `Ktilde = sum_k g_k
+    K_k` once per distinct gate row G, then apply it: `2 G N f d + 2 T d f`
+    FLOPs), counting FLOPs and the bytes each moves. Per-token gates
+    (G = T) always favour apply-then-mix; a gate shared across a sequence
+    (G = B) favours mix-then-apply when S is long. Per-head gates split the
+    GEMM into H column blocks, each with its own scaled input. The estimate is
+    reported as a remark and the choice stored in `order`.
+  }];
+  let dependentDialects = ["::mlir::mix::MixDialect"];
+  let options = [
+    Option<"flopsPerByte", "flops-per-byte", "double", /*default=*/"8.0",
+           "Machine balance: FLOPs the target executes in the time it moves "
+           "one byte (time = max(FLOPs / balance, bytes) in byte units)">
+  ];
+}
+
+#endif // MIX_TRANSFORMS_PASSES_TD

@@ -1,0 +1,558 @@
+//===- SMTCheck.cpp - Z3 equivalence checks of mix rewrites ---------------===//
+//
+// Encodes mix values as tensors of real-valued Z3 terms at shrunk sizes and
+// asks Z3 whether two of them can differ.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mix/Verification/SMTCheck.h"
+
+#include "mix/Dialect/Mix/IR/MixOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <z3++.h>
+
+#include <map>
+#include <numeric>
+#include <set>
+
+using namespace mlir;
+using namespace mlir::mix;
+
+namespace {
+
+/// A tensor of real terms, row-major.
+struct SymTensor {
+  SmallVector<int64_t> shape;
+  std::vector<z3::expr> elems;
+
+  int64_t numel() const {
+    return std::accumulate(shape.begin(), shape.end(), int64_t{1},
+                           std::multiplies<int64_t>());
+  }
+};
+
+/// Row-major strides of `shape`.
+SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+/// The flat index into `shape` of the multi-index `idx` of a (possibly
+/// larger) broadcast shape: dimensions of size 1 are pinned to 0.
+int64_t broadcastIndex(ArrayRef<int64_t> shape, ArrayRef<int64_t> idx) {
+  SmallVector<int64_t> strides = stridesOf(shape);
+  int64_t flat = 0;
+  for (size_t d = 0; d < shape.size(); ++d)
+    flat += (shape[d] == 1 ? 0 : idx[d]) * strides[d];
+  return flat;
+}
+
+SmallVector<int64_t> unravel(int64_t flat, ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> idx(shape.size());
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    idx[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return idx;
+}
+
+/// Thrown (and caught in checkEquivalence) for IR the encoder cannot handle.
+struct Unsupported {
+  std::string why;
+};
+
+class Encoder {
+public:
+  Encoder(z3::context &ctx, std::map<int64_t, int64_t> shrink)
+      : ctx(ctx), shrink(std::move(shrink)) {}
+
+  const SymTensor &get(Value v);
+
+  /// Constraints on the free variables (gate ranges).
+  std::vector<z3::expr> constraints;
+  /// The free tensors, for printing a counterexample.
+  std::vector<std::pair<std::string, SymTensor>> leaves;
+
+private:
+  SmallVector<int64_t> shrunk(Type type);
+  SymTensor leaf(Value v, StringRef name);
+  SymTensor gateLeaf(GateOp gate);
+  SymTensor encode(Operation *op, Value result);
+  SymTensor encodeStackedMixture(Value input, Value gate, Value kernels,
+                                 Value bias, Value shared, bool mixFirst);
+  SymTensor encodeRegionMixture(MixtureOp op);
+  SymTensor linear(const SymTensor &x, const SymTensor &w,
+                   const SymTensor *b);
+  SymTensor elementwise(const SymTensor &a, const SymTensor &b,
+                        function_ref<z3::expr(z3::expr, z3::expr)> fn);
+  z3::expr real(double v);
+
+  z3::context &ctx;
+  std::map<int64_t, int64_t> shrink;
+  llvm::DenseMap<Value, SymTensor> env;
+  unsigned counter = 0;
+};
+
+} // namespace
+
+z3::expr Encoder::real(double v) {
+  if (v == static_cast<double>(static_cast<int64_t>(v)))
+    return ctx.real_val(static_cast<int64_t>(v));
+  std::string s = llvm::formatv("{0:f20}", v).str();
+  return ctx.real_val(s.c_str());
+}
+
+SmallVector<int64_t> Encoder::shrunk(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    throw Unsupported{"a value is not a statically shaped tensor"};
+  SmallVector<int64_t> shape;
+  for (int64_t s : tensor.getShape()) {
+    auto it = shrink.find(s);
+    shape.push_back(it == shrink.end() ? s : it->second);
+  }
+  return shape;
+}
+
+SymTensor Encoder::leaf(Value v, StringRef name) {
+  SymTensor t;
+  t.shape = shrunk(v.getType());
+  std::string base = name.str();
+  for (int64_t i = 0, e = t.numel(); i < e; ++i)
+    t.elems.push_back(
+        ctx.real_const(llvm::formatv("{0}[{1}]", base, i).str().c_str()));
+  leaves.emplace_back(base, t);
+  return t;
+}
+
+SymTensor Encoder::gateLeaf(GateOp gate) {
+  std::string name = llvm::formatv("g{0}", counter++).str();
+  SymTensor t;
+  t.shape = shrunk(gate.getType());
+  int64_t n = t.shape.back();
+  for (int64_t i = 0, e = t.numel(); i < e; ++i) {
+    bool last = (i % n) == n - 1;
+    if (gate.rowsSumToOne() && last) {
+      // The last weight of a normalised row is one minus the others.
+      z3::expr rest = ctx.real_val(1);
+      for (int64_t j = i - (n - 1); j < i; ++j)
+        rest = rest - t.elems[j];
+      constraints.push_back(rest >= 0);
+      t.elems.push_back(rest);
+      continue;
+    }
+    z3::expr g = ctx.real_const(llvm::formatv("{0}[{1}]", name, i).str().c_str());
+    if (gate.rowsSumToOne())
+      constraints.push_back(g >= 0);
+    else
+      constraints.push_back(g > 0 && g < 1);
+    t.elems.push_back(g);
+  }
+  leaves.emplace_back(name, t);
+  return t;
+}
+
+const SymTensor &Encoder::get(Value v) {
+  auto it = env.find(v);
+  if (it != env.end())
+    return it->second;
+  SymTensor t;
+  Operation *def = v.getDefiningOp();
+  if (auto gate = dyn_cast_or_null<GateOp>(def))
+    t = gateLeaf(gate);
+  else if (def && !isa<GateOp>(def))
+    t = encode(def, v);
+  else
+    t = leaf(v, llvm::formatv("arg{0}", counter++).str());
+  return env.try_emplace(v, std::move(t)).first->second;
+}
+
+SymTensor Encoder::elementwise(const SymTensor &a, const SymTensor &b,
+                               function_ref<z3::expr(z3::expr, z3::expr)> fn) {
+  SymTensor r;
+  for (size_t d = 0; d < a.shape.size(); ++d)
+    r.shape.push_back(std::max(a.shape[d], b.shape[d]));
+  for (int64_t i = 0, e = r.numel(); i < e; ++i) {
+    SmallVector<int64_t> idx = unravel(i, r.shape);
+    r.elems.push_back(fn(a.elems[broadcastIndex(a.shape, idx)],
+                         b.elems[broadcastIndex(b.shape, idx)]));
+  }
+  return r;
+}
+
+SymTensor Encoder::linear(const SymTensor &x, const SymTensor &w,
+                          const SymTensor *b) {
+  int64_t in = x.shape.back(), out = w.shape[0];
+  SymTensor r;
+  r.shape.assign(x.shape.begin(), x.shape.end() - 1);
+  r.shape.push_back(out);
+  int64_t tokens = x.numel() / in;
+  for (int64_t t = 0; t < tokens; ++t)
+    for (int64_t o = 0; o < out; ++o) {
+      z3::expr acc = b ? b->elems[o] : ctx.real_val(0);
+      for (int64_t i = 0; i < in; ++i)
+        acc = acc + x.elems[t * in + i] * w.elems[o * in + i];
+      r.elems.push_back(acc);
+    }
+  return r;
+}
+
+/// Both forms of a stacked mixture: `mixFirst` forms the dynamic kernel
+/// `sum_k g_k K_k` and applies it (the convolution); otherwise applies each
+/// kernel and mixes the outputs (the MoE form).
+SymTensor Encoder::encodeStackedMixture(Value input, Value gate, Value kernels,
+                                        Value bias, Value shared,
+                                        bool mixFirst) {
+  const SymTensor &x = get(input), &g = get(gate), &k = get(kernels);
+  const SymTensor *b = bias ? &get(bias) : nullptr;
+  const SymTensor *c = shared ? &get(shared) : nullptr;
+  int64_t n = k.shape[0], f = k.shape[1], d = k.shape[2];
+  size_t lead = x.shape.size() - 1;
+  bool heads = g.shape.size() > x.shape.size();
+  int64_t h = heads ? g.shape[g.shape.size() - 2] : 1;
+  int64_t chunk = f / h;
+
+  SymTensor r;
+  r.shape.assign(x.shape.begin(), x.shape.end() - 1);
+  r.shape.push_back(f);
+  SmallVector<int64_t> tokenShape(x.shape.begin(), x.shape.end() - 1);
+  int64_t tokens = x.numel() / d;
+  for (int64_t t = 0; t < tokens; ++t) {
+    SmallVector<int64_t> tIdx = unravel(t, tokenShape);
+    for (int64_t o = 0; o < f; ++o) {
+      SmallVector<int64_t> gIdx(tIdx);
+      if (heads)
+        gIdx.push_back(o / chunk);
+      gIdx.push_back(0);
+      auto gk = [&](int64_t kk) {
+        gIdx.back() = kk;
+        return g.elems[broadcastIndex(g.shape, gIdx)];
+      };
+      z3::expr acc = ctx.real_val(0);
+      if (mixFirst) {
+        for (int64_t i = 0; i < d; ++i) {
+          z3::expr kt = ctx.real_val(0);
+          for (int64_t kk = 0; kk < n; ++kk)
+            kt = kt + gk(kk) * k.elems[(kk * f + o) * d + i];
+          acc = acc + x.elems[t * d + i] * kt;
+        }
+        if (b)
+          for (int64_t kk = 0; kk < n; ++kk)
+            acc = acc + gk(kk) * b->elems[kk * f + o];
+        if (c)
+          acc = acc + c->elems[o];
+      } else {
+        for (int64_t kk = 0; kk < n; ++kk) {
+          z3::expr e = ctx.real_val(0);
+          for (int64_t i = 0; i < d; ++i)
+            e = e + k.elems[(kk * f + o) * d + i] * x.elems[t * d + i];
+          if (b)
+            e = e + b->elems[kk * f + o];
+          if (c)
+            e = e + c->elems[o];
+          acc = acc + gk(kk) * e;
+        }
+      }
+      r.elems.push_back(acc);
+    }
+  }
+  (void)lead;
+  return r;
+}
+
+SymTensor Encoder::encodeRegionMixture(MixtureOp op) {
+  const SymTensor &x = get(op.getInput()), &g = get(op.getGate());
+  Block &block = op.getBody().front();
+  int64_t n = g.shape.back();
+  std::vector<SymTensor> experts;
+  for (int64_t kk = 0; kk < n; ++kk) {
+    // Bind the block arguments to this expert's slices, then encode the
+    // body; values inside the region are forgotten between experts.
+    env[block.getArgument(0)] = x;
+    for (auto [i, w] : llvm::enumerate(op.getExpertWeights())) {
+      const SymTensor &all = get(w);
+      SymTensor slice;
+      slice.shape.assign(all.shape.begin() + 1, all.shape.end());
+      int64_t size = slice.numel();
+      for (int64_t j = 0; j < size; ++j)
+        slice.elems.push_back(all.elems[kk * size + j]);
+      env[block.getArgument(i + 1)] = slice;
+    }
+    for (Operation &nested : block.without_terminator())
+      for (Value res : nested.getResults())
+        env[res] = encode(&nested, res);
+    experts.push_back(get(cast<YieldOp>(block.getTerminator()).getValue()));
+    for (Operation &nested : block)
+      for (Value res : nested.getResults())
+        env.erase(res);
+    for (BlockArgument arg : block.getArguments())
+      env.erase(arg);
+  }
+  SymTensor r;
+  r.shape = experts[0].shape;
+  int64_t f = r.shape.back();
+  SmallVector<int64_t> tokenShape(r.shape.begin(), r.shape.end() - 1);
+  for (int64_t i = 0, e = r.numel(); i < e; ++i) {
+    SmallVector<int64_t> gIdx = unravel(i / f, tokenShape);
+    gIdx.push_back(0);
+    z3::expr acc = ctx.real_val(0);
+    for (int64_t kk = 0; kk < n; ++kk) {
+      gIdx.back() = kk;
+      acc = acc + g.elems[broadcastIndex(g.shape, gIdx)] * experts[kk].elems[i];
+    }
+    r.elems.push_back(acc);
+  }
+  return r;
+}
+
+SymTensor Encoder::encode(Operation *op, Value result) {
+  if (auto lin = dyn_cast<LinearOp>(op))
+    return linear(get(lin.getInput()), get(lin.getWeight()),
+                  lin.getBias() ? &get(lin.getBias()) : nullptr);
+  if (auto add = dyn_cast<AddOp>(op))
+    return elementwise(get(add.getLhs()), get(add.getRhs()),
+                       [](z3::expr a, z3::expr b) { return a + b; });
+  if (auto sub = dyn_cast<SubOp>(op))
+    return elementwise(get(sub.getLhs()), get(sub.getRhs()),
+                       [](z3::expr a, z3::expr b) { return a - b; });
+  if (auto mul = dyn_cast<MulOp>(op))
+    return elementwise(get(mul.getLhs()), get(mul.getRhs()),
+                       [](z3::expr a, z3::expr b) { return a * b; });
+  if (auto relu = dyn_cast<ReluOp>(op)) {
+    SymTensor r = get(relu.getInput());
+    for (z3::expr &e : r.elems)
+      e = z3::ite(e > 0, e, ctx.real_val(0));
+    return r;
+  }
+  if (isa<GeluOp, SigmoidOp, TanhOp, SiluOp>(op)) {
+    // Transcendental: an uninterpreted function, which is sound for
+    // equivalence (equal for every function implies equal for this one).
+    z3::func_decl fn = ctx.function(
+        op->getName().getStringRef().str().c_str(), ctx.real_sort(),
+        ctx.real_sort());
+    SymTensor r = get(op->getOperand(0));
+    for (z3::expr &e : r.elems)
+      e = fn(e);
+    return r;
+  }
+  if (auto m = dyn_cast<MixtureOp>(op)) {
+    if (m.hasExpertRegion())
+      return encodeRegionMixture(m);
+    return encodeStackedMixture(m.getInput(), m.getGate(), m.getKernels(),
+                                m.getBias(), m.getSharedBias(),
+                                /*mixFirst=*/false);
+  }
+  if (auto conv = dyn_cast<DynamicConvOp>(op))
+    return encodeStackedMixture(conv.getInput(), conv.getGate(),
+                                conv.getKernels(), conv.getBias(),
+                                conv.getSharedBias(), /*mixFirst=*/true);
+  if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op)) {
+    SymTensor r = get(op->getOperand(0));
+    r.shape = shrunk(result.getType());
+    if (r.numel() != static_cast<int64_t>(r.elems.size()))
+      throw Unsupported{"a reshape does not survive shrinking"};
+    return r;
+  }
+  DenseFPElementsAttr attr;
+  if (matchPattern(result, m_Constant(&attr))) {
+    SymTensor r;
+    r.shape = shrunk(result.getType());
+    if (!attr.isSplat())
+      throw Unsupported{"non-splat constants are not encoded"};
+    double v = attr.getSplatValue<APFloat>().convertToDouble();
+    r.elems.assign(r.numel(), real(v));
+    return r;
+  }
+  // Anything else is a free input: sound, since the claim must then hold for
+  // every value it could take.
+  return leaf(result, llvm::formatv("v{0}", counter++).str());
+}
+
+//===----------------------------------------------------------------------===//
+// Shrinking
+//===----------------------------------------------------------------------===//
+
+static void collectSizes(Value v, std::set<int64_t> &sizes,
+                         llvm::SetVector<Operation *> &seen) {
+  if (auto t = dyn_cast<RankedTensorType>(v.getType()))
+    sizes.insert(t.getShape().begin(), t.getShape().end());
+  Operation *def = v.getDefiningOp();
+  if (!def || !seen.insert(def))
+    return;
+  if (isa<GateOp>(def))
+    return;
+  for (Value operand : def->getOperands())
+    collectSizes(operand, sizes, seen);
+  def->walk([&](Operation *nested) {
+    for (Value r : nested->getResults())
+      collectSizes(r, sizes, seen);
+    for (Region &region : nested->getRegions())
+      for (Block &b : region)
+        for (BlockArgument a : b.getArguments())
+          collectSizes(a, sizes, seen);
+  });
+}
+
+/// Maps every size to a small one. Sizes up to 4 stay; a larger size s
+/// becomes the least common multiple of the small sizes dividing it (or 2),
+/// so that every "t divides s" between a small t and s survives. Sizes that
+/// occur only as token dimensions of `tokenValue` become 1.
+static std::map<int64_t, int64_t> shrinkMap(Value source, Value target,
+                                            Value tokenValue) {
+  std::set<int64_t> sizes, tokenSizes;
+  llvm::SetVector<Operation *> seen;
+  collectSizes(source, sizes, seen);
+  collectSizes(target, sizes, seen);
+  // A value is an activation when its leading dimensions are the tokens'
+  // (or 1, broadcast); its last dimension is a feature. Every dimension of
+  // any other value (weights) is a feature dimension.
+  ArrayRef<int64_t> tokens =
+      cast<RankedTensorType>(tokenValue.getType()).getShape().drop_back();
+  std::set<int64_t> nonToken;
+  auto classify = [&](Value v) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (!t)
+      return;
+    ArrayRef<int64_t> shape = t.getShape();
+    bool activation = shape.size() >= tokens.size() + 1 &&
+                      llvm::all_of(llvm::zip(shape.take_front(tokens.size()),
+                                             tokens),
+                                   [](auto p) {
+                                     auto [a, b] = p;
+                                     return a == b || a == 1;
+                                   });
+    ArrayRef<int64_t> features =
+        activation ? shape.drop_front(tokens.size()) : shape;
+    nonToken.insert(features.begin(), features.end());
+  };
+  for (Operation *op : seen) {
+    for (Value v : op->getOperands())
+      classify(v);
+    for (Value v : op->getResults())
+      classify(v);
+  }
+  if (auto t = dyn_cast<RankedTensorType>(tokenValue.getType()))
+    for (int64_t s : t.getShape().drop_back())
+      tokenSizes.insert(s);
+
+  std::map<int64_t, int64_t> map;
+  for (int64_t s : sizes) {
+    if (tokenSizes.count(s) && !nonToken.count(s)) {
+      map[s] = 1;
+      continue;
+    }
+    if (s <= 4) {
+      map[s] = s;
+      continue;
+    }
+    int64_t l = 1;
+    for (int64_t t : sizes)
+      if (t > 1 && t <= 4 && s % t == 0)
+        l = std::lcm(l, t);
+    map[s] = l == 1 ? 2 : l;
+  }
+  return map;
+}
+
+static std::string render(const z3::model &model, const SymTensor &t,
+                          size_t limit = 16) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "[";
+  for (size_t i = 0; i < t.elems.size() && i < limit; ++i) {
+    if (i)
+      os << ", ";
+    os << model.eval(t.elems[i], true).to_string();
+  }
+  if (t.elems.size() > limit)
+    os << ", ...";
+  os << "]";
+  return s;
+}
+
+static std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "(";
+  llvm::interleave(shape, os, ",");
+  os << ")";
+  return s;
+}
+
+SMTCheckResult mlir::mix::checkEquivalence(Value source, Value target,
+                                           unsigned timeoutMs) {
+  SMTCheckResult result;
+  Value tokenValue = source;
+  if (auto m = source.getDefiningOp<MixtureOp>())
+    tokenValue = m.getInput();
+  try {
+    z3::context ctx;
+    Encoder enc(ctx, shrinkMap(source, target, tokenValue));
+    SymTensor src = enc.get(source);
+    SymTensor tgt = enc.get(target);
+    if (src.shape != tgt.shape) {
+      result.message = "the two values have different shapes";
+      return result;
+    }
+    std::string sizes = "at shape " + shapeString(src.shape);
+    z3::params simp(ctx);
+    simp.set("som", true);
+    z3::solver solver(ctx);
+    z3::params sp(ctx);
+    sp.set("timeout", timeoutMs);
+    solver.set(sp);
+    for (const z3::expr &c : enc.constraints)
+      solver.add(c);
+    for (size_t i = 0; i < src.elems.size(); ++i) {
+      z3::expr diff = (src.elems[i] - tgt.elems[i]).simplify(simp);
+      if (diff.is_numeral() && diff.get_decimal_string(0) == "0")
+        continue;
+      solver.push();
+      solver.add(src.elems[i] != tgt.elems[i]);
+      z3::check_result r = solver.check();
+      if (r == z3::unsat) {
+        solver.pop();
+        continue;
+      }
+      if (r == z3::unknown) {
+        result.message = "Z3 could not decide element " + std::to_string(i) +
+                         " " + sizes + ": " + solver.reason_unknown();
+        return result;
+      }
+      z3::model model = solver.get_model();
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      os << sizes << ", element " << i << ": source = "
+         << model.eval(src.elems[i], true).to_string()
+         << " but target = " << model.eval(tgt.elems[i], true).to_string()
+         << " with";
+      for (auto &[name, t] : enc.leaves)
+        os << " " << name << shapeString(t.shape) << " = "
+           << render(model, t);
+      result.status = SMTCheckResult::Status::Counterexample;
+      result.message = s;
+      return result;
+    }
+    result.status = SMTCheckResult::Status::Equivalent;
+    result.message = sizes + " over " + std::to_string(enc.leaves.size()) +
+                     " free tensors";
+  } catch (const Unsupported &u) {
+    result.message = u.why;
+  } catch (const z3::exception &e) {
+    result.message = std::string("Z3 error: ") + e.msg();
+  }
+  return result;
+}

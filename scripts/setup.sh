@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+#===- scripts/setup.sh - Install everything mixc needs --------------------===#
+# Installs the Debian packages the project builds and tests with. Safe to run
+# any number of times: apt skips what is already installed.
+set -euo pipefail
+
+packages=(
+  # Toolchain and build.
+  clang-22 lld-22 cmake ninja-build ccache
+  # LLVM/MLIR 22.1 (shared libMLIR.so, mlir-tblgen, lit and FileCheck).
+  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
+  # SMT checking of rewrites.
+  libz3-dev
+  # Unit tests.
+  libgtest-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

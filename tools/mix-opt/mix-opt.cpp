@@ -1,0 +1,27 @@
+//===- mix-opt.cpp - The mix dialect's optimizer driver -------------------===//
+//
+// mlir-opt for the mix dialect: parses mix IR, runs the mix passes and the
+// upstream canonicalizer, and prints the result. Used by the lit tests.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mix/Dialect/Mix/IR/MixDialect.h"
+#include "mix/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  mlir::mix::registerMixPasses();
+
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::mix::MixDialect, mlir::arith::ArithDialect,
+                  mlir::func::FuncDialect, mlir::tensor::TensorDialect>();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "mix optimizer driver\n", registry));
+}
