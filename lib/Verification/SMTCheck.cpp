@@ -81,6 +81,9 @@ public:
 
   const SymTensor &get(Value v);
 
+  /// Names to give the free tensors of these values in a counterexample.
+  llvm::DenseMap<Value, std::string> names;
+
   /// Constraints on the free variables (gate ranges).
   std::vector<z3::expr> constraints;
   /// The free tensors, for printing a counterexample.
@@ -139,7 +142,9 @@ SymTensor Encoder::leaf(Value v, StringRef name) {
 }
 
 SymTensor Encoder::gateLeaf(GateOp gate) {
-  std::string name = llvm::formatv("g{0}", counter++).str();
+  std::string name = names.count(gate.getResult())
+                         ? names.lookup(gate.getResult())
+                         : llvm::formatv("g{0}", counter++).str();
   SymTensor t;
   t.shape = shrunk(gate.getType());
   int64_t n = t.shape.back();
@@ -175,6 +180,8 @@ const SymTensor &Encoder::get(Value v) {
     t = gateLeaf(gate);
   else if (def && !isa<GateOp>(def))
     t = encode(def, v);
+  else if (names.count(v))
+    t = leaf(v, names.lookup(v));
   else
     t = leaf(v, llvm::formatv("arg{0}", counter++).str());
   return env.try_emplace(v, std::move(t)).first->second;
@@ -467,6 +474,12 @@ static std::map<int64_t, int64_t> shrinkMap(Value source, Value target,
   return map;
 }
 
+/// A model value as a decimal.
+static std::string value(const z3::model &model, const z3::expr &e) {
+  z3::expr v = model.eval(e, true);
+  return v.is_numeral() ? v.get_decimal_string(6) : v.to_string();
+}
+
 static std::string render(const z3::model &model, const SymTensor &t,
                           size_t limit = 16) {
   std::string s;
@@ -475,7 +488,7 @@ static std::string render(const z3::model &model, const SymTensor &t,
   for (size_t i = 0; i < t.elems.size() && i < limit; ++i) {
     if (i)
       os << ", ";
-    os << model.eval(t.elems[i], true).to_string();
+    os << value(model, t.elems[i]);
   }
   if (t.elems.size() > limit)
     os << ", ...";
@@ -501,6 +514,16 @@ SMTCheckResult mlir::mix::checkEquivalence(Value source, Value target,
   try {
     z3::context ctx;
     Encoder enc(ctx, shrinkMap(source, target, tokenValue));
+    if (auto m = source.getDefiningOp<MixtureOp>()) {
+      enc.names[m.getInput()] = "x";
+      enc.names[m.getGate()] = "g";
+      if (m.getKernels())
+        enc.names[m.getKernels()] = "K";
+      if (m.getBias())
+        enc.names[m.getBias()] = "b";
+      if (m.getSharedBias())
+        enc.names[m.getSharedBias()] = "c";
+    }
     SymTensor src = enc.get(source);
     SymTensor tgt = enc.get(target);
     if (src.shape != tgt.shape) {
@@ -535,10 +558,11 @@ SMTCheckResult mlir::mix::checkEquivalence(Value source, Value target,
       z3::model model = solver.get_model();
       std::string s;
       llvm::raw_string_ostream os(s);
-      os << sizes << ", element " << i << ": source = "
-         << model.eval(src.elems[i], true).to_string()
-         << " but target = " << model.eval(tgt.elems[i], true).to_string()
-         << " with";
+      os << sizes << ", element " << i << ": "
+         << source.getDefiningOp()->getName() << " = "
+         << value(model, src.elems[i]) << " but "
+         << target.getDefiningOp()->getName() << " = "
+         << value(model, tgt.elems[i]) << " with";
       for (auto &[name, t] : enc.leaves)
         os << " " << name << shapeString(t.shape) << " = "
            << render(model, t);
