@@ -10,7 +10,7 @@ from lit.llvm.subst import ToolSubst
 config.name = "MIX"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Unit"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.mix_obj_root, "test")
 
@@ -19,5 +19,8 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.mix_tools_dir, config.llvm_tools_dir]
-tools = ["mix-opt"]
+tools = ["mix-opt", "MixUnitTests"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+config.substitutions.append(("%mix_src_root", os.path.dirname(config.test_source_root)))
+config.substitutions.append(("%mix_obj_root", config.mix_obj_root))
