@@ -60,8 +60,8 @@ ScalarFn activationOf(Operation *op) {
       .Case([](GeluOp) {
         return [](double u) {
           return 0.5 * u *
-                 (1 + std::tanh(std::sqrt(2 / M_PI) *
-                                (u + 0.044715 * u * u * u)));
+                 (1 +
+                  std::tanh(std::sqrt(2 / M_PI) * (u + 0.044715 * u * u * u)));
         };
       })
       .Case([](SigmoidOp) {
@@ -284,8 +284,7 @@ XDependence RegionAnalysis::run() {
 // The verdict
 //===----------------------------------------------------------------------===//
 
-static const char *kLinearFact =
-    "each expert is linear in x: E_k(x) = x K_k^T";
+static const char *kLinearFact = "each expert is linear in x: E_k(x) = x K_k^T";
 static const char *kAffineFact =
     "each expert is affine in x with its own bias: E_k(x) = x K_k^T + b_k, "
     "and sum_k g_k b_k is the mixed bias";
@@ -384,9 +383,8 @@ ExpertVerdict mlir::mix::analyzeMixture(MixtureOp op) {
 void mlir::mix::recordVerdict(MixtureOp op, const ExpertVerdict &verdict) {
   Builder b(op.getContext());
   SmallVector<NamedAttribute> entries;
-  entries.push_back(
-      b.getNamedAttr("status", b.getStringAttr(verdict.proved ? "proved"
-                                                              : "refused")));
+  entries.push_back(b.getNamedAttr(
+      "status", b.getStringAttr(verdict.proved ? "proved" : "refused")));
   if (verdict.proved) {
     SmallVector<Attribute> facts;
     for (const std::string &f : verdict.facts)

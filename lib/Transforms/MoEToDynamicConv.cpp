@@ -32,9 +32,8 @@ struct StackedExperts {
 /// is the stacked per-expert bias, or a shared one defined above.
 FailureOr<StackedExperts> stackedFromRegion(MixtureOp op, std::string &why) {
   Block &block = op.getBody().front();
-  auto lin = cast<YieldOp>(block.getTerminator())
-                 .getValue()
-                 .getDefiningOp<LinearOp>();
+  auto lin =
+      cast<YieldOp>(block.getTerminator()).getValue().getDefiningOp<LinearOp>();
   auto weightOf = [&](Value v) -> Value {
     auto arg = dyn_cast<BlockArgument>(v);
     if (!arg || arg.getOwner() != &block || arg.getArgNumber() == 0)
@@ -93,8 +92,7 @@ struct MoEToDynamicConvPass
         op.getGate(), experts.kernels, experts.bias, experts.sharedBias,
         /*order=*/nullptr);
     if (smtCheck) {
-      SMTCheckResult check =
-          checkEquivalence(op.getResult(), conv.getResult());
+      SMTCheckResult check = checkEquivalence(op.getResult(), conv.getResult());
       if (check.status != SMTCheckResult::Status::Equivalent) {
         conv.erase();
         bool cex = check.status == SMTCheckResult::Status::Counterexample;

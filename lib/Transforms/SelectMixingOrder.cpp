@@ -69,8 +69,8 @@ Cost applyThenMix(const Shapes &s) {
 Cost mixThenApply(const Shapes &s) {
   const double word = 4;
   Cost c;
-  c.flops = 2 * s.gateRows * s.streams * s.out * s.in +
-            2 * s.tokens * s.in * s.out;
+  c.flops =
+      2 * s.gateRows * s.streams * s.out * s.in + 2 * s.tokens * s.in * s.out;
   c.bytes = word * (s.streams * s.out * s.in + 2 * s.gateRows * s.out * s.in +
                     s.tokens * s.in + s.tokens * s.out +
                     s.gateRows * s.heads * s.streams);
@@ -93,7 +93,8 @@ struct SelectMixingOrderPass
       op.setOrder(order);
       op.emitRemark() << llvm::formatv(
           "mixing order {0}: apply-then-mix {1:e2} FLOP, {2:e2} B; "
-          "mix-then-apply {3:e2} FLOP, {4:e2} B (T={5:f0}, gate rows={6:f0}, N={7:f0}, "
+          "mix-then-apply {3:e2} FLOP, {4:e2} B (T={5:f0}, gate rows={6:f0}, "
+          "N={7:f0}, "
           "H={8:f0}, d={9:f0}, f={10:f0})",
           stringifyMixingOrder(order), atm.flops, atm.bytes, mta.flops,
           mta.bytes, s.tokens, s.gateRows, s.streams, s.heads, s.in, s.out);

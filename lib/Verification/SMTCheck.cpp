@@ -97,8 +97,7 @@ private:
   SymTensor encodeStackedMixture(Value input, Value gate, Value kernels,
                                  Value bias, Value shared, bool mixFirst);
   SymTensor encodeRegionMixture(MixtureOp op);
-  SymTensor linear(const SymTensor &x, const SymTensor &w,
-                   const SymTensor *b);
+  SymTensor linear(const SymTensor &x, const SymTensor &w, const SymTensor *b);
   SymTensor elementwise(const SymTensor &a, const SymTensor &b,
                         function_ref<z3::expr(z3::expr, z3::expr)> fn);
   z3::expr real(double v);
@@ -159,7 +158,8 @@ SymTensor Encoder::gateLeaf(GateOp gate) {
       t.elems.push_back(rest);
       continue;
     }
-    z3::expr g = ctx.real_const(llvm::formatv("{0}[{1}]", name, i).str().c_str());
+    z3::expr g =
+        ctx.real_const(llvm::formatv("{0}[{1}]", name, i).str().c_str());
     if (gate.rowsSumToOne())
       constraints.push_back(g >= 0);
     else
@@ -347,9 +347,8 @@ SymTensor Encoder::encode(Operation *op, Value result) {
   if (isa<GeluOp, SigmoidOp, TanhOp, SiluOp>(op)) {
     // Transcendental: an uninterpreted function, which is sound for
     // equivalence (equal for every function implies equal for this one).
-    z3::func_decl fn = ctx.function(
-        op->getName().getStringRef().str().c_str(), ctx.real_sort(),
-        ctx.real_sort());
+    z3::func_decl fn = ctx.function(op->getName().getStringRef().str().c_str(),
+                                    ctx.real_sort(), ctx.real_sort());
     SymTensor r = get(op->getOperand(0));
     for (z3::expr &e : r.elems)
       e = fn(e);
@@ -434,13 +433,13 @@ static std::map<int64_t, int64_t> shrinkMap(Value source, Value target,
     if (!t)
       return;
     ArrayRef<int64_t> shape = t.getShape();
-    bool activation = shape.size() >= tokens.size() + 1 &&
-                      llvm::all_of(llvm::zip(shape.take_front(tokens.size()),
-                                             tokens),
-                                   [](auto p) {
-                                     auto [a, b] = p;
-                                     return a == b || a == 1;
-                                   });
+    bool activation =
+        shape.size() >= tokens.size() + 1 &&
+        llvm::all_of(llvm::zip(shape.take_front(tokens.size()), tokens),
+                     [](auto p) {
+                       auto [a, b] = p;
+                       return a == b || a == 1;
+                     });
     ArrayRef<int64_t> features =
         activation ? shape.drop_front(tokens.size()) : shape;
     nonToken.insert(features.begin(), features.end());
@@ -564,15 +563,14 @@ SMTCheckResult mlir::mix::checkEquivalence(Value source, Value target,
          << target.getDefiningOp()->getName() << " = "
          << value(model, tgt.elems[i]) << " with";
       for (auto &[name, t] : enc.leaves)
-        os << " " << name << shapeString(t.shape) << " = "
-           << render(model, t);
+        os << " " << name << shapeString(t.shape) << " = " << render(model, t);
       result.status = SMTCheckResult::Status::Counterexample;
       result.message = s;
       return result;
     }
     result.status = SMTCheckResult::Status::Equivalent;
-    result.message = sizes + " over " + std::to_string(enc.leaves.size()) +
-                     " free tensors";
+    result.message =
+        sizes + " over " + std::to_string(enc.leaves.size()) + " free tensors";
   } catch (const Unsupported &u) {
     result.message = u.why;
   } catch (const z3::exception &e) {

@@ -50,7 +50,6 @@ std::vector<int64_t> shapeOf(Value v) {
 /// SPEC.md and the op descriptions, not from the passes.
 class Interpreter {
 public:
-
   /// Evaluates the single result of `func` on random arguments (the same
   /// arguments for every function evaluated with the same seed).
   Tensor run(func::FuncOp func) {
@@ -151,8 +150,8 @@ private:
         for (int64_t k = 0; k < n; ++k) {
           double acc = b.data[j * n + k];
           for (int64_t i = 0; i < chunk; ++i)
-            acc += m.data[t * d + j * chunk + i] *
-                   w.data[(j * n + k) * chunk + i];
+            acc +=
+                m.data[t * d + j * chunk + i] * w.data[(j * n + k) * chunk + i];
           logits[k] = acc;
         }
         double mx = *std::max_element(logits.begin(), logits.end()), sum = 0;
@@ -221,7 +220,8 @@ private:
       std::vector<int64_t> tokenIdx = unravel(i / f, tokenShape);
       int64_t head = (i % f) / (f / h);
       for (int64_t k = 0; k < n; ++k)
-        r.data[i] += gateAt(g, tokenIdx, head, hasHeads, k) * experts[k].data[i];
+        r.data[i] +=
+            gateAt(g, tokenIdx, head, hasHeads, k) * experts[k].data[i];
     }
     return r;
   }
@@ -342,7 +342,8 @@ std::string stackedMixture(int64_t b, int64_t s, int64_t d, int64_t f,
                            const char *biasKind) {
   std::string x = tensorType({b, s, d}), k = tensorType({n, f, d});
   bool multi = heads > 1;
-  std::string w = multi ? tensorType({heads, n, d / heads}) : tensorType({n, d});
+  std::string w =
+      multi ? tensorType({heads, n, d / heads}) : tensorType({n, d});
   std::string wb = multi ? tensorType({heads, n}) : tensorType({n});
   std::string g = multi ? tensorType({b, s, heads, n}) : tensorType({b, s, n});
   std::string out = tensorType({b, s, f});
@@ -371,8 +372,11 @@ TEST_F(RewriteNumerics, StackedShapes) {
   // Odd sizes, one token, one stream, per-head gates.
   struct Case {
     int64_t b, s, d, f, n, heads;
-  } cases[] = {{2, 3, 5, 7, 3, 1}, {1, 1, 4, 6, 1, 1}, {2, 4, 6, 9, 8, 1},
-               {1, 5, 8, 12, 4, 2}, {3, 2, 12, 6, 2, 3}};
+  } cases[] = {{2, 3, 5, 7, 3, 1},
+               {1, 1, 4, 6, 1, 1},
+               {2, 4, 6, 9, 8, 1},
+               {1, 5, 8, 12, 4, 2},
+               {3, 2, 12, 6, 2, 3}};
   for (const Case &c : cases)
     for (const char *bias : {"none", "bias", "shared_bias"})
       check(stackedMixture(c.b, c.s, c.d, c.f, c.n, c.heads, "softmax", bias),

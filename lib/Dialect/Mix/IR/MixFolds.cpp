@@ -19,8 +19,8 @@ OpFoldResult GateOp::fold(FoldAdaptor) {
   if (getNumStreams() != 1 || !rowsSumToOne())
     return {};
   auto type = cast<RankedTensorType>(getResult().getType());
-  return DenseElementsAttr::get(type, FloatAttr::get(type.getElementType(),
-                                                     1.0));
+  return DenseElementsAttr::get(type,
+                                FloatAttr::get(type.getElementType(), 1.0));
 }
 
 OpFoldResult ReplicateStreamsOp::fold(FoldAdaptor) {
@@ -42,8 +42,7 @@ static Value dropStreamDim(PatternRewriter &rewriter, Location loc, Value v) {
 namespace {
 /// `mix.dynamic_conv` or stacked `mix.mixture` over one stream whose gate is
 /// identically one: `x K_0^T + b_0`, a `mix.linear`.
-template <typename OpTy>
-struct FoldSingleStream : OpRewritePattern<OpTy> {
+template <typename OpTy> struct FoldSingleStream : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
 
   LogicalResult matchAndRewrite(OpTy op,

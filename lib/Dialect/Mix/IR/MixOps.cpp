@@ -107,9 +107,9 @@ static LogicalResult verifyBroadcast(Operation *op) {
   for (auto [idx, operand] : llvm::enumerate(op->getOperands())) {
     ArrayRef<int64_t> shape = shapeOf(operand);
     if (shape.size() != res.size())
-      return op->emitOpError() << "operand #" << idx << " has rank "
-                               << shape.size() << ", but the result has rank "
-                               << res.size();
+      return op->emitOpError()
+             << "operand #" << idx << " has rank " << shape.size()
+             << ", but the result has rank " << res.size();
     for (auto [d, sizes] : llvm::enumerate(llvm::zip(shape, res))) {
       auto [have, want] = sizes;
       if (have != want && have != 1)
@@ -120,9 +120,8 @@ static LogicalResult verifyBroadcast(Operation *op) {
   }
   for (size_t d = 0; d < res.size(); ++d) {
     int64_t want = res[d];
-    bool reached = llvm::any_of(op->getOperands(), [&](Value v) {
-      return shapeOf(v)[d] == want;
-    });
+    bool reached = llvm::any_of(op->getOperands(),
+                                [&](Value v) { return shapeOf(v)[d] == want; });
     if (!reached)
       return op->emitOpError() << "result dimension " << d << " is " << want
                                << ", but no operand has that size";
@@ -146,9 +145,8 @@ LogicalResult LinearOp::verify() {
     return emitOpError() << "weight must have shape (out, in), got "
                          << shapeStr(w);
   if (w[1] != in.back())
-    return emitOpError() << "weight " << shapeStr(w) << " expects "
-                         << w[1] << " input features, but the input has "
-                         << in.back();
+    return emitOpError() << "weight " << shapeStr(w) << " expects " << w[1]
+                         << " input features, but the input has " << in.back();
   if (getBias() && failed(expectShape(*this, "bias", getBias(), {w[0]})))
     return failure();
   return expectShape(*this, "result", getResult(),
@@ -162,13 +160,14 @@ LogicalResult EmbeddingOp::verify() {
     return emitOpError() << "tokens must have shape (B,S), got "
                          << shapeStr(tok);
   if (wte.size() != 2 || wpe.size() != 2)
-    return emitOpError("wte and wpe must be matrices (V,d) and (n_positions,d)");
+    return emitOpError(
+        "wte and wpe must be matrices (V,d) and (n_positions,d)");
   if (wte[1] != wpe[1])
     return emitOpError() << "wte has " << wte[1] << " features but wpe has "
                          << wpe[1];
   if (tok[1] > wpe[0])
-    return emitOpError() << "sequence length " << tok[1]
-                         << " exceeds the " << wpe[0] << " positions of wpe";
+    return emitOpError() << "sequence length " << tok[1] << " exceeds the "
+                         << wpe[0] << " positions of wpe";
   return expectShape(*this, "result", getResult(), {tok[0], tok[1], wte[1]});
 }
 
@@ -200,9 +199,8 @@ LogicalResult AttentionOp::verify() {
   if (getPrefixK()) {
     ArrayRef<int64_t> pk = shapeOf(getPrefixK());
     if (pk.size() != 4 || pk[1] != heads || pk[3] != d / heads)
-      return emitOpError() << "prefix_k must have shape (P," << heads
-                           << ",T_p," << d / heads << "), got "
-                           << shapeStr(pk);
+      return emitOpError() << "prefix_k must have shape (P," << heads << ",T_p,"
+                           << d / heads << "), got " << shapeStr(pk);
     if (failed(expectShape(*this, "prefix_v", getPrefixV(), pk)))
       return failure();
     if (qkv[0] % pk[0] != 0)
@@ -264,10 +262,9 @@ LogicalResult GateOp::verify() {
     int64_t heads = w[0], n = w[1];
     if (d % heads != 0)
       return emitOpError() << "input feature size " << d
-                           << " is not divisible by " << heads
-                           << " gate heads";
-    if (failed(expectShape(*this, "weight", getWeight(),
-                           {heads, n, d / heads})) ||
+                           << " is not divisible by " << heads << " gate heads";
+    if (failed(
+            expectShape(*this, "weight", getWeight(), {heads, n, d / heads})) ||
         failed(expectShape(*this, "bias", getBias(), {heads, n})))
       return failure();
     return expectShape(*this, "result", getResult(),
@@ -289,8 +286,8 @@ LogicalResult GateOp::verify() {
       return emitOpError("context_aware gates require a positive eps");
   }
   if (kind == GatingKind::adaptive &&
-      failed(expectShape(*this, "scale", getScale(),
-                         concat(in.drop_back(), {1}))))
+      failed(
+          expectShape(*this, "scale", getScale(), concat(in.drop_back(), {1}))))
     return failure();
   return expectShape(*this, "result", getResult(),
                      concat(in.drop_back(), {w[0]}));
@@ -315,8 +312,8 @@ static LogicalResult verifyGateShape(Operation *op, Value input, Value gate,
               "leading dimensions "
            << shapeStr(lead) << ", got " << shapeStr(g);
   heads = g.size() == in.size() ? 1 : g[g.size() - 2];
-  for (auto [i, sizes] : llvm::enumerate(llvm::zip(g.take_front(lead.size()),
-                                                   lead))) {
+  for (auto [i, sizes] :
+       llvm::enumerate(llvm::zip(g.take_front(lead.size()), lead))) {
     auto [have, want] = sizes;
     if (have != want && have != 1)
       return op->emitOpError()
@@ -339,15 +336,15 @@ static LogicalResult verifyStacked(Operation *op, Value input, Value gate,
   ArrayRef<int64_t> in = shapeOf(input), k = shapeOf(kernels);
   int64_t n = shapeOf(gate).back();
   if (k.size() != 3)
-    return op->emitOpError() << "kernels must have shape (N,f,d), got "
-                             << shapeStr(k);
+    return op->emitOpError()
+           << "kernels must have shape (N,f,d), got " << shapeStr(k);
   if (k[0] != n)
     return op->emitOpError() << "kernels stack " << k[0]
                              << " experts, but the gate routes over " << n;
   if (k[2] != in.back())
-    return op->emitOpError() << "kernels " << shapeStr(k) << " expect "
-                             << k[2] << " input features, but the input has "
-                             << in.back();
+    return op->emitOpError()
+           << "kernels " << shapeStr(k) << " expect " << k[2]
+           << " input features, but the input has " << in.back();
   int64_t f = k[1];
   if (f % heads != 0)
     return op->emitOpError() << "output size " << f << " is not divisible by "
@@ -390,12 +387,11 @@ void MixtureOp::build(OpBuilder &builder, OperationState &state,
 LogicalResult MixtureOp::verify() {
   if (!hasExpertRegion()) {
     if (!getKernels())
-      return emitOpError(
-          "needs experts: stacked kernels or an expert region");
+      return emitOpError("needs experts: stacked kernels or an expert region");
     if (!getExpertWeights().empty())
       return emitOpError("experts(...) weights need an expert region");
-    return verifyStacked(*this, getInput(), getGate(), getKernels(),
-                         getBias(), getSharedBias(), getResult());
+    return verifyStacked(*this, getInput(), getGate(), getKernels(), getBias(),
+                         getSharedBias(), getResult());
   }
   if (getKernels() || getBias() || getSharedBias())
     return emitOpError("cannot have both stacked kernels or biases and an "
@@ -495,10 +491,9 @@ static LogicalResult verifyStreamMajor(Operation *op, Value many, Value one,
   want[0] *= streams;
   if (m == ArrayRef<int64_t>(want))
     return success();
-  return op->emitOpError() << manyName << " must have shape "
-                           << shapeStr(want) << " (" << streams
-                           << " streams of " << oneName << " "
-                           << shapeStr(o) << "), got " << shapeStr(m);
+  return op->emitOpError() << manyName << " must have shape " << shapeStr(want)
+                           << " (" << streams << " streams of " << oneName
+                           << " " << shapeStr(o) << "), got " << shapeStr(m);
 }
 
 LogicalResult ReplicateStreamsOp::verify() {
