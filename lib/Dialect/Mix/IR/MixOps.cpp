@@ -58,6 +58,12 @@ static SmallVector<int64_t> concat(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
   return r;
 }
 
+bool mlir::mix::isStaticNonEmpty(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.hasStaticShape() &&
+         llvm::all_of(tensor.getShape(), [](int64_t d) { return d > 0; });
+}
+
 //===----------------------------------------------------------------------===//
 // Gate queries
 //===----------------------------------------------------------------------===//
@@ -193,6 +199,8 @@ LogicalResult AttentionOp::verify() {
     return emitOpError() << "qkv feature size " << qkv[2]
                          << " is not a multiple of 3 (q, k and v)";
   int64_t d = qkv[2] / 3, heads = getHeads();
+  if (!getPrefixK() != !getPrefixV())
+    return emitOpError("prefix_k and prefix_v must be given together");
   if (d % heads != 0)
     return emitOpError() << "model width " << d << " is not divisible by "
                          << heads << " heads";
@@ -247,6 +255,11 @@ LogicalResult GateOp::verify() {
       return emitOpError() << kindName << " gates require " << what;
     return success();
   };
+  if (!getNormWeight() != !getNormBias())
+    return emitOpError("norm weight and norm bias must be given together");
+  if (getEps() && kind != GatingKind::context_aware)
+    return emitOpError() << "eps is only valid for context_aware gates, not "
+                         << kindName;
   if (failed(onlyFor(getModulation(), "a modulation",
                      GatingKind::context_aware)) ||
       failed(onlyFor(getNormWeight(), "a norm(weight, bias)",
@@ -320,8 +333,6 @@ static LogicalResult verifyGateShape(Operation *op, Value input, Value gate,
              << "gate dimension " << i << " is " << have << ", expected "
              << want << " (the input's) or 1 (shared)";
   }
-  if (g.back() < 1)
-    return op->emitOpError("gate must route over at least one stream");
   return success();
 }
 
@@ -347,8 +358,9 @@ static LogicalResult verifyStacked(Operation *op, Value input, Value gate,
            << " input features, but the input has " << in.back();
   int64_t f = k[1];
   if (f % heads != 0)
-    return op->emitOpError() << "output size " << f << " is not divisible by "
-                             << heads << " gate heads";
+    return op->emitOpError() << "kernels' output size " << f
+                             << " is not divisible by " << heads
+                             << " gate heads";
   if (bias && shared)
     return op->emitOpError(
         "cannot have both a per-expert bias and a shared_bias");
@@ -408,7 +420,10 @@ LogicalResult MixtureOp::verify() {
   int64_t n = getNumStreams();
   for (auto [i, w] : llvm::enumerate(getExpertWeights())) {
     ArrayRef<int64_t> shape = shapeOf(w);
-    if (shape.empty() || shape[0] != n)
+    if (shape.empty())
+      return emitOpError() << "expert weight #" << i
+                           << " must have a leading expert dimension";
+    if (shape[0] != n)
       return emitOpError() << "expert weight #" << i << " " << shapeStr(shape)
                            << " must stack " << n
                            << " experts along its first dimension";
@@ -542,7 +557,9 @@ LogicalResult AltUpPredictOp::verify() {
   if (p.size() != 2 || p[0] != p[1])
     return emitOpError() << "predict must be a square (K,K) matrix, got "
                          << shapeStr(p);
-  if (in.empty() || in[0] % p[0] != 0)
+  if (in.empty())
+    return emitOpError("input must have a batch dimension");
+  if (in[0] % p[0] != 0)
     return emitOpError() << "input " << shapeStr(in) << " does not hold "
                          << p[0] << " stream-major blocks";
   return expectShape(*this, "result", getResult(), in);

@@ -19,6 +19,13 @@
 
 #include "mix/Dialect/Mix/IR/MixEnums.h.inc"
 
+namespace mlir {
+namespace mix {
+/// Whether `type` is a ranked tensor with static, non-zero dimensions.
+bool isStaticNonEmpty(Type type);
+} // namespace mix
+} // namespace mlir
+
 #define GET_OP_CLASSES
 #include "mix/Dialect/Mix/IR/MixOps.h.inc"
 
