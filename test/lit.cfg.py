@@ -17,9 +17,11 @@ config.test_exec_root = os.path.join(config.mix_obj_root, "test")
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
+# FileCheck, not and count come from Debian's llvm-22-tools.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.mix_tools_dir, config.llvm_tools_dir]
-tools = ["mix-opt", "MixUnitTests"]
+tools = ["mix-opt", "mixc", "MixUnitTests"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 config.substitutions.append(("%mix_src_root", os.path.dirname(config.test_source_root)))

@@ -1,0 +1,31 @@
+//===- ModelBuilder.h - Model spec to mix IR --------------------*- C++ -*-===//
+//
+// Builds the forward pass and loss of a model (SPEC §2-5) as one function of
+// mix ops on tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MIX_FRONTEND_MODELBUILDER_H
+#define MIX_FRONTEND_MODELBUILDER_H
+
+#include "mix/Frontend/ModelSpec.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace mlir {
+namespace mix {
+
+/// The name of the argument attribute that carries a parameter's name.
+inline constexpr llvm::StringLiteral kParamNameAttr = "mix.param";
+
+/// Builds `func.func @forward(params..., tokens, targets) -> (loss, ce, aux)`
+/// for fixed `batch` and `seq`; parameters come in paramTable(spec) order,
+/// each argument tagged with its name.
+OwningOpRef<ModuleOp> buildModel(MLIRContext *context, const ModelSpec &spec,
+                                 int64_t batch, int64_t seq);
+
+} // namespace mix
+} // namespace mlir
+
+#endif // MIX_FRONTEND_MODELBUILDER_H

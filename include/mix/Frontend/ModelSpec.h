@@ -1,0 +1,82 @@
+//===- ModelSpec.h - The model spec file (SPEC §1) --------------*- C++ -*-===//
+//
+// The JSON model spec: its fields, with SPEC's defaults, a strict parser that
+// names the file, line and key of every error, and the parameter table.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MIX_FRONTEND_MODELSPEC_H
+#define MIX_FRONTEND_MODELSPEC_H
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlir {
+namespace mix {
+
+enum class Arch { Dense, CMoLLM, ParaScale, AltUp };
+enum class Gating { Simple, ContextAware, MultiHead, Adaptive };
+
+struct ModelSpec {
+  Arch arch = Arch::Dense;
+  int64_t vocabSize = 0, nPositions = 0, nLayer = 0, dModel = 0, nHead = 0,
+          dFF = 0;
+  double layerNormEps = 1e-5;
+  struct {
+    int64_t streams = 4;
+    Gating gating = Gating::Simple;
+    int64_t gateHeads = 4;
+    double balanceAlpha = 0.01;
+  } cmollm;
+  struct {
+    int64_t streams = 4, prefixTokens = 48;
+    double smoothing = 0.01;
+  } parascale;
+  struct {
+    int64_t blocks = 2;
+    bool alternating = true;
+  } altup;
+  struct {
+    int64_t seed = 0;
+    double std = 0.02;
+  } init;
+
+  /// The spec with every default filled in, as SPEC §1 writes it.
+  llvm::json::Value toJSON() const;
+};
+
+llvm::StringRef archName(Arch arch);
+llvm::StringRef gatingName(Gating gating);
+
+/// Parses and validates a spec. Errors read `FILE:LINE: message` and name
+/// the key.
+llvm::Expected<ModelSpec> parseModelSpec(llvm::StringRef text,
+                                         llvm::StringRef filename);
+
+/// Checks the compile-time shapes against the spec (S <= n_positions, ...).
+llvm::Error checkShapes(const ModelSpec &spec, int64_t batch, int64_t seq);
+
+/// One parameter: its SPEC §6 name, shape, initialiser and weight decay.
+struct ParamInfo {
+  std::string name;
+  llvm::SmallVector<int64_t> shape;
+  enum class Init { Normal, Uniform, Zeros, Ones, Identity } init;
+  /// Standard deviation (Normal) or bound (Uniform).
+  double scale = 0;
+  bool decay = false;
+  int64_t numElements() const;
+};
+
+/// Every parameter of the model, in the order the compiled code takes them.
+std::vector<ParamInfo> paramTable(const ModelSpec &spec);
+
+} // namespace mix
+} // namespace mlir
+
+#endif // MIX_FRONTEND_MODELSPEC_H

@@ -1,0 +1,43 @@
+//===- Package.h - Writing MODEL.mixpkg -------------------------*- C++ -*-===//
+//
+// Writes a compiled package: the manifest (docs/package.md) and the
+// compiled artefacts, atomically.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MIX_FRONTEND_PACKAGE_H
+#define MIX_FRONTEND_PACKAGE_H
+
+#include "mix/Frontend/ModelSpec.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir {
+namespace mix {
+
+/// The version of the manifest format this compiler writes.
+inline constexpr int64_t kPackageFormatVersion = 1;
+/// The compiler's version, recorded in every manifest.
+inline constexpr llvm::StringLiteral kCompilerVersion = "mixc 0.1.0";
+
+struct PackageContents {
+  const ModelSpec &spec;
+  int64_t batch, seq;
+  llvm::StringRef target;
+  /// The compiled module, kept in the package as `model.mlir`.
+  ModuleOp module;
+};
+
+/// The manifest of a package, as JSON.
+llvm::json::Value manifestJSON(const PackageContents &contents);
+
+/// Writes the package directory at `path`: built next to it under a
+/// temporary name and renamed into place, replacing an older package only
+/// once the new one is complete.
+llvm::Error writePackage(llvm::StringRef path,
+                         const PackageContents &contents);
+
+} // namespace mix
+} // namespace mlir
+
+#endif // MIX_FRONTEND_PACKAGE_H

@@ -1,0 +1,131 @@
+//===- Package.cpp - Writing MODEL.mixpkg ---------------------------------===//
+//
+// The manifest and the package directory, written to a temporary directory
+// and renamed into place so a reader never sees half a package.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mix/Frontend/Package.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::mix;
+using llvm::json::Array;
+using llvm::json::Object;
+
+static llvm::StringRef initName(ParamInfo::Init init) {
+  switch (init) {
+  case ParamInfo::Init::Normal:
+    return "normal";
+  case ParamInfo::Init::Uniform:
+    return "uniform";
+  case ParamInfo::Init::Zeros:
+    return "zeros";
+  case ParamInfo::Init::Ones:
+    return "ones";
+  case ParamInfo::Init::Identity:
+    return "identity";
+  }
+  llvm_unreachable("unknown init");
+}
+
+llvm::json::Value mlir::mix::manifestJSON(const PackageContents &c) {
+  Array params;
+  for (const ParamInfo &p : paramTable(c.spec)) {
+    Array shape;
+    for (int64_t d : p.shape)
+      shape.push_back(d);
+    Object o{{"name", p.name},
+             {"shape", std::move(shape)},
+             {"init", initName(p.init)},
+             {"decay", p.decay}};
+    if (p.init == ParamInfo::Init::Normal)
+      o["std"] = p.scale;
+    if (p.init == ParamInfo::Init::Uniform)
+      o["bound"] = p.scale;
+    params.push_back(std::move(o));
+  }
+  return Object{{"format", "mixpkg"},
+                {"format_version", kPackageFormatVersion},
+                {"compiler", kCompilerVersion},
+                {"target", c.target},
+                {"batch", c.batch},
+                {"seq", c.seq},
+                {"spec", c.spec.toJSON()},
+                {"params", std::move(params)}};
+}
+
+static llvm::Error writeFile(const llvm::Twine &path,
+                             llvm::function_ref<void(llvm::raw_ostream &)> fn) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path.str(), ec);
+  if (ec)
+    return llvm::createStringError(ec, "cannot write '%s': %s",
+                                   path.str().c_str(), ec.message().c_str());
+  fn(os);
+  os.close();
+  if (os.has_error())
+    return llvm::createStringError(os.error(), "writing '%s' failed: %s",
+                                   path.str().c_str(),
+                                   os.error().message().c_str());
+  return llvm::Error::success();
+}
+
+llvm::Error mlir::mix::writePackage(llvm::StringRef path,
+                                    const PackageContents &contents) {
+  llvm::SmallString<256> tmp(path);
+  tmp += llvm::formatv(".tmp{0}", llvm::sys::Process::getProcessId()).str();
+  llvm::sys::fs::remove_directories(tmp);
+  if (std::error_code ec = llvm::sys::fs::create_directories(tmp))
+    return llvm::createStringError(ec, "cannot create '%s': %s", tmp.c_str(),
+                                   ec.message().c_str());
+  auto cleanup = [&](llvm::Error e) {
+    llvm::sys::fs::remove_directories(tmp);
+    return e;
+  };
+  if (llvm::Error e = writeFile(tmp + "/manifest.json",
+                                [&](llvm::raw_ostream &os) {
+                                  os << llvm::formatv(
+                                            "{0:2}",
+                                            manifestJSON(contents))
+                                     << "\n";
+                                }))
+    return cleanup(std::move(e));
+  if (llvm::Error e = writeFile(tmp + "/model.mlir", [&](llvm::raw_ostream &os) {
+        contents.module->print(os);
+      }))
+    return cleanup(std::move(e));
+
+  // Replace an older package only now that the new one is complete.
+  if (llvm::sys::fs::is_directory(path)) {
+    llvm::SmallString<256> old(path);
+    old += ".old";
+    llvm::sys::fs::remove_directories(old);
+    if (std::error_code ec = llvm::sys::fs::rename(path, old))
+      return cleanup(llvm::createStringError(
+          ec, "cannot replace '%s': %s", path.str().c_str(),
+          ec.message().c_str()));
+    if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
+      llvm::sys::fs::rename(old, path);
+      return cleanup(llvm::createStringError(
+          ec, "cannot write '%s': %s", path.str().c_str(),
+          ec.message().c_str()));
+    }
+    llvm::sys::fs::remove_directories(old);
+    return llvm::Error::success();
+  }
+  if (llvm::sys::fs::exists(path))
+    return cleanup(llvm::createStringError(
+        std::make_error_code(std::errc::file_exists),
+        "'%s' exists and is not a package directory", path.str().c_str()));
+  if (std::error_code ec = llvm::sys::fs::rename(tmp, path))
+    return cleanup(llvm::createStringError(ec, "cannot write '%s': %s",
+                                           path.str().c_str(),
+                                           ec.message().c_str()));
+  return llvm::Error::success();
+}

@@ -1,0 +1,149 @@
+//===- mixc.cpp - Model spec to compiled package --------------------------===//
+//
+// The user-facing compiler: reads a model spec, builds the model in the mix
+// dialect, proves and applies the mixture rewrites, and writes a package.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mix/Dialect/Mix/IR/MixDialect.h"
+#include "mix/Frontend/ModelBuilder.h"
+#include "mix/Frontend/Package.h"
+#include "mix/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::mix;
+
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("mixc options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("MODEL.json"),
+                                      cl::Required, cl::cat(category));
+static cl::opt<int64_t> batch("batch", cl::desc("Batch size B"),
+                              cl::Required, cl::cat(category));
+static cl::opt<int64_t> seq("seq", cl::desc("Sequence length S"),
+                            cl::Required, cl::cat(category));
+static cl::opt<std::string> outputPath("o", cl::desc("Output package"),
+                                       cl::value_desc("MODEL.mixpkg"),
+                                       cl::cat(category));
+enum class Target { CPU, CUDA };
+static cl::opt<Target>
+    target("target", cl::desc("Code generation target"),
+           cl::values(clEnumValN(Target::CPU, "cpu", "the host CPU"),
+                      clEnumValN(Target::CUDA, "cuda", "NVIDIA sm_90")),
+           cl::init(Target::CPU), cl::cat(category));
+enum class Stage { None, Model, Proved };
+static cl::opt<Stage> emit(
+    "emit", cl::desc("Print the IR after a stage and stop"),
+    cl::values(clEnumValN(Stage::Model, "model",
+                          "the model as built from the spec"),
+               clEnumValN(Stage::Proved, "proved",
+                          "after proving and applying the mixture rewrites "
+                          "and choosing mixing orders")),
+    cl::init(Stage::None), cl::cat(category));
+static cl::opt<bool> remarks("remarks",
+                             cl::desc("Print the passes' remarks (proofs, "
+                                      "refusals, cost estimates)"),
+                             cl::cat(category));
+
+static int fail(const llvm::Twine &msg) {
+  llvm::WithColor::error(llvm::errs(), "mixc") << msg << "\n";
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "mixc: compile a model spec (SPEC.md §1) into a package\n\n"
+      "  mixc MODEL.json --batch B --seq S [--target cpu|cuda] -o "
+      "MODEL.mixpkg\n");
+
+  auto buffer = llvm::MemoryBuffer::getFile(inputFile, /*IsText=*/true);
+  if (!buffer)
+    return fail("cannot read '" + inputFile +
+                "': " + buffer.getError().message());
+  llvm::Expected<ModelSpec> spec =
+      parseModelSpec((*buffer)->getBuffer(), inputFile);
+  if (!spec)
+    return fail(llvm::toString(spec.takeError()));
+  if (llvm::Error e = checkShapes(*spec, batch, seq))
+    return fail(llvm::toString(std::move(e)));
+  if (emit == Stage::None && outputPath.empty())
+    return fail("no output: give -o MODEL.mixpkg (or --emit=STAGE to print "
+                "IR)");
+  if (target == Target::CUDA)
+    return fail("--target cuda is not implemented yet (issue 5); use "
+                "--target cpu");
+
+  DialectRegistry registry;
+  registry.insert<MixDialect, arith::ArithDialect, func::FuncDialect,
+                  tensor::TensorDialect>();
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  // Errors always reach the user; remarks only when asked for.
+  ScopedDiagnosticHandler handler(&context, [](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Remark && !remarks)
+      return success();
+    if (auto name = dyn_cast<NameLoc>(diag.getLocation()))
+      llvm::errs() << name.getName().getValue();
+    else
+      diag.getLocation().print(llvm::errs());
+    switch (diag.getSeverity()) {
+    case DiagnosticSeverity::Error:
+      llvm::errs() << ": error: ";
+      break;
+    case DiagnosticSeverity::Warning:
+      llvm::errs() << ": warning: ";
+      break;
+    case DiagnosticSeverity::Remark:
+      llvm::errs() << ": remark: ";
+      break;
+    case DiagnosticSeverity::Note:
+      llvm::errs() << ": note: ";
+      break;
+    }
+    llvm::errs() << diag << "\n";
+    return success();
+  });
+
+  OwningOpRef<ModuleOp> module = buildModel(&context, *spec, batch, seq);
+  if (failed(verify(*module)))
+    return fail("internal error: the model built from '" + inputFile +
+                "' does not verify");
+  if (emit == Stage::Model) {
+    module->print(llvm::outs());
+    return 0;
+  }
+
+  PassManager pm(&context);
+  pm.addPass(createMixProveDynamicConvPass());
+  pm.addPass(createMixMoEToDynamicConvPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createMixSelectMixingOrderPass());
+  if (failed(pm.run(*module)))
+    return fail("compiling '" + inputFile + "' failed");
+  if (emit == Stage::Proved) {
+    module->print(llvm::outs());
+    return 0;
+  }
+
+  PackageContents contents{*spec, batch, seq, "cpu", *module};
+  if (llvm::Error e = writePackage(outputPath, contents))
+    return fail(llvm::toString(std::move(e)));
+  return 0;
+}
