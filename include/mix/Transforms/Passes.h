@@ -9,6 +9,7 @@
 
 #include "mix/Dialect/Mix/IR/MixOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
 

@@ -90,4 +90,37 @@ def MixSelectMixingOrderPass : Pass<"mix-select-mixing-order"> {
   ];
 }
 
+def MixDecomposePass : Pass<"mix-decompose"> {
+  let summary = "Lower model-level mix ops to primitive mix ops";
+  let description = [{
+    Replaces linear, layer norm, attention, activations, embedding,
+    cross-entropy, the prefix mean, gates, mixtures, dynamic convolutions
+    (in their chosen mixing order), the balance loss and the stream ops by
+    primitive mix ops (matmul, elementwise, reductions, reshapes, gather,
+    cumsum, ...). Autodiff and the lowering to linalg work on this form.
+  }];
+  let dependentDialects = ["::mlir::mix::MixDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def MixAutodiffPass : Pass<"mix-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Reverse-mode differentiation of a loss function";
+  let description = [{
+    From `@forward(args...) -> (loss, ...)` made of primitive mix ops,
+    builds `@grad(args...) -> (loss, ..., d loss / d arg for every f32
+    argument)`: the forward computation, then each op's vector-Jacobian
+    product in reverse order, adjoints of values used more than once
+    summed. Softmax and log-sum-exp shifts are `mix.stop_gradient`, whose
+    adjoint is dropped (their gradient contributions cancel exactly).
+  }];
+  let dependentDialects = ["::mlir::mix::MixDialect",
+                           "::mlir::arith::ArithDialect"];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"forward\"",
+           "The function to differentiate">,
+    Option<"gradFunction", "grad-function", "std::string",
+           /*default=*/"\"grad\"", "The name of the gradient function">
+  ];
+}
+
 #endif // MIX_TRANSFORMS_PASSES_TD

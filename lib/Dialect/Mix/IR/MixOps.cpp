@@ -7,6 +7,8 @@
 
 #include "mix/Dialect/Mix/IR/MixOps.h"
 
+#include "VerifyUtils.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -18,6 +20,7 @@
 
 using namespace mlir;
 using namespace mlir::mix;
+using namespace mlir::mix::detail;
 
 #include "mix/Dialect/Mix/IR/MixEnums.cpp.inc"
 
@@ -27,30 +30,6 @@ using namespace mlir::mix;
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
-
-/// Renders a shape as `(2,8,16)`.
-static std::string shapeStr(ArrayRef<int64_t> shape) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << '(';
-  llvm::interleave(shape, os, ",");
-  os << ')';
-  return s;
-}
-
-static ArrayRef<int64_t> shapeOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getShape();
-}
-
-/// Checks that `v` (described as `what`) has exactly `expected` as shape.
-static LogicalResult expectShape(Operation *op, StringRef what, Value v,
-                                 ArrayRef<int64_t> expected) {
-  ArrayRef<int64_t> got = shapeOf(v);
-  if (got == expected)
-    return success();
-  return op->emitOpError() << what << " must have shape " << shapeStr(expected)
-                           << ", got " << shapeStr(got);
-}
 
 static SmallVector<int64_t> concat(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
   SmallVector<int64_t> r(a);
@@ -107,33 +86,6 @@ bool mlir::mix::gateIsOne(Value gate) {
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
-
-static LogicalResult verifyBroadcast(Operation *op) {
-  ArrayRef<int64_t> res = shapeOf(op->getResult(0));
-  for (auto [idx, operand] : llvm::enumerate(op->getOperands())) {
-    ArrayRef<int64_t> shape = shapeOf(operand);
-    if (shape.size() != res.size())
-      return op->emitOpError()
-             << "operand #" << idx << " has rank " << shape.size()
-             << ", but the result has rank " << res.size();
-    for (auto [d, sizes] : llvm::enumerate(llvm::zip(shape, res))) {
-      auto [have, want] = sizes;
-      if (have != want && have != 1)
-        return op->emitOpError()
-               << "operand #" << idx << " dimension " << d << " is " << have
-               << ", expected " << want << " (the result's) or 1";
-    }
-  }
-  for (size_t d = 0; d < res.size(); ++d) {
-    int64_t want = res[d];
-    bool reached = llvm::any_of(op->getOperands(),
-                                [&](Value v) { return shapeOf(v)[d] == want; });
-    if (!reached)
-      return op->emitOpError() << "result dimension " << d << " is " << want
-                               << ", but no operand has that size";
-  }
-  return success();
-}
 
 LogicalResult AddOp::verify() { return verifyBroadcast(*this); }
 LogicalResult SubOp::verify() { return verifyBroadcast(*this); }

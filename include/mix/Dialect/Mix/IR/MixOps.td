@@ -569,4 +569,6 @@ def Mix_AltUpCorrectOp : Mix_Op<"altup_correct", [Pure]> {
   let hasVerifier = 1;
 }
 
+include "mix/Dialect/Mix/IR/MixPrimitiveOps.td"
+
 #endif // MIX_DIALECT_MIX_IR_MIXOPS_TD
