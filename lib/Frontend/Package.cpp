@@ -50,7 +50,7 @@ llvm::json::Value mlir::mix::manifestJSON(const PackageContents &c) {
       o["bound"] = p.scale;
     params.push_back(std::move(o));
   }
-  return Object{{"format", "mixpkg"},
+  Object manifest{{"format", "mixpkg"},
                 {"format_version", kPackageFormatVersion},
                 {"compiler", kCompilerVersion},
                 {"target", c.target},
@@ -58,6 +58,20 @@ llvm::json::Value mlir::mix::manifestJSON(const PackageContents &c) {
                 {"seq", c.seq},
                 {"spec", c.spec.toJSON()},
                 {"params", std::move(params)}};
+  if (!c.library.empty()) {
+    manifest["library"] = c.library;
+    // Each entry point: void mix_<name>(void **args), with args pointing
+    // at the parameters, tokens, targets, then the outputs, in order.
+    Array gradOutputs{"loss", "ce", "aux"};
+    for (const ParamInfo &p : paramTable(c.spec))
+      gradOutputs.push_back("grad." + p.name);
+    manifest["entries"] = Object{
+        {"forward", Object{{"symbol", "mix_forward"},
+                           {"outputs", Array{"loss", "ce", "aux"}}}},
+        {"grad", Object{{"symbol", "mix_grad"},
+                        {"outputs", std::move(gradOutputs)}}}};
+  }
+  return manifest;
 }
 
 static llvm::Error writeFile(const llvm::Twine &path,
@@ -76,8 +90,9 @@ static llvm::Error writeFile(const llvm::Twine &path,
   return llvm::Error::success();
 }
 
-llvm::Error mlir::mix::writePackage(llvm::StringRef path,
-                                    const PackageContents &contents) {
+llvm::Error mlir::mix::writePackage(
+    llvm::StringRef path, const PackageContents &contents,
+    llvm::function_ref<llvm::Error(llvm::StringRef dir)> writeArtifacts) {
   llvm::SmallString<256> tmp(path);
   tmp += llvm::formatv(".tmp{0}", llvm::sys::Process::getProcessId()).str();
   llvm::sys::fs::remove_directories(tmp);
@@ -99,6 +114,8 @@ llvm::Error mlir::mix::writePackage(llvm::StringRef path,
   if (llvm::Error e = writeFile(tmp + "/model.mlir", [&](llvm::raw_ostream &os) {
         contents.module->print(os);
       }))
+    return cleanup(std::move(e));
+  if (llvm::Error e = writeArtifacts(tmp))
     return cleanup(std::move(e));
 
   // Replace an older package only now that the new one is complete.

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mix/Dialect/Mix/IR/MixDialect.h"
+#include "mix/Conversion/Passes.h"
 #include "mix/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -18,10 +19,13 @@ int main(int argc, char **argv) {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::mix::registerMixPasses();
+  mlir::mix::registerMixConversionPasses();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::mix::MixDialect, mlir::arith::ArithDialect,
-                  mlir::func::FuncDialect, mlir::tensor::TensorDialect>();
+                  mlir::func::FuncDialect, mlir::tensor::TensorDialect,
+                  mlir::linalg::LinalgDialect, mlir::math::MathDialect,
+                  mlir::scf::SCFDialect>();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "mix optimizer driver\n", registry));
 }

@@ -8,6 +8,8 @@
 #include "mix/Dialect/Mix/IR/MixDialect.h"
 #include "mix/Frontend/ModelBuilder.h"
 #include "mix/Frontend/Package.h"
+#include "mix/Conversion/Passes.h"
+#include "mix/Target/CPU/CPUCodegen.h"
 #include "mix/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -45,14 +47,21 @@ static cl::opt<Target>
            cl::values(clEnumValN(Target::CPU, "cpu", "the host CPU"),
                       clEnumValN(Target::CUDA, "cuda", "NVIDIA sm_90")),
            cl::init(Target::CPU), cl::cat(category));
-enum class Stage { None, Model, Proved };
+enum class Stage { None, Model, Proved, Decomposed, Training, Lowered, LLVM };
 static cl::opt<Stage> emit(
     "emit", cl::desc("Print the IR after a stage and stop"),
     cl::values(clEnumValN(Stage::Model, "model",
                           "the model as built from the spec"),
                clEnumValN(Stage::Proved, "proved",
                           "after proving and applying the mixture rewrites "
-                          "and choosing mixing orders")),
+                          "and choosing mixing orders"),
+               clEnumValN(Stage::Decomposed, "decomposed",
+                          "the model as primitive mix ops"),
+               clEnumValN(Stage::Training, "training",
+                          "the training graph: forward and gradient"),
+               clEnumValN(Stage::Lowered, "lowered",
+                          "lowered to linalg on tensors"),
+               clEnumValN(Stage::LLVM, "llvm", "the LLVM dialect")),
     cl::init(Stage::None), cl::cat(category));
 static cl::opt<bool> remarks("remarks",
                              cl::desc("Print the passes' remarks (proofs, "
@@ -91,8 +100,8 @@ int main(int argc, char **argv) {
                 "--target cpu");
 
   DialectRegistry registry;
-  registry.insert<MixDialect, arith::ArithDialect, func::FuncDialect,
-                  tensor::TensorDialect>();
+  registry.insert<MixDialect>();
+  registerCPUCodegenDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   // Errors always reach the user; remarks only when asked for.
@@ -142,8 +151,55 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  PackageContents contents{*spec, batch, seq, "cpu", *module};
-  if (llvm::Error e = writePackage(outputPath, contents))
+  // The package keeps the proved model as readable IR.
+  OwningOpRef<ModuleOp> proved = module->clone();
+
+  auto stop = [&](Stage stage) {
+    if (emit != stage)
+      return false;
+    module->print(llvm::outs());
+    return true;
+  };
+  PassManager decompose(&context);
+  decompose.addPass(createMixDecomposePass());
+  decompose.addPass(createCanonicalizerPass());
+  if (failed(decompose.run(*module)))
+    return fail("decomposing '" + inputFile + "' failed");
+  if (stop(Stage::Decomposed))
+    return 0;
+  PassManager training(&context);
+  training.addPass(createMixAutodiffPass());
+  training.addPass(createCanonicalizerPass());
+  training.addPass(createCSEPass());
+  if (failed(training.run(*module)))
+    return fail("differentiating '" + inputFile + "' failed");
+  if (stop(Stage::Training))
+    return 0;
+  // Parameter names live in the manifest; the code needs only positions.
+  module->walk([](func::FuncOp f) {
+    for (unsigned i = 0, e = f.getNumArguments(); i < e; ++i)
+      f.removeArgAttr(i, kParamNameAttr);
+  });
+  PassManager lower(&context);
+  lower.addPass(createConvertMixToLinalgPass());
+  lower.addPass(createCanonicalizerPass());
+  lower.addPass(createCSEPass());
+  if (failed(lower.run(*module)))
+    return fail("lowering '" + inputFile + "' failed");
+  if (stop(Stage::Lowered))
+    return 0;
+  if (failed(lowerToLLVMDialect(*module)))
+    return fail("lowering '" + inputFile + "' to LLVM failed");
+  if (stop(Stage::LLVM))
+    return 0;
+  if (failed(addPackedEntryPoints(*module, {"forward", "grad"})))
+    return fail("lowering '" + inputFile + "' to LLVM failed");
+
+  PackageContents contents{*spec, batch, seq, "cpu", *proved, "model.so"};
+  if (llvm::Error e = writePackage(
+          outputPath, contents, [&](llvm::StringRef dir) {
+            return emitSharedLibrary(*module, (dir + "/model.so").str());
+          }))
     return fail(llvm::toString(std::move(e)));
   return 0;
 }

@@ -26,6 +26,8 @@ struct PackageContents {
   llvm::StringRef target;
   /// The compiled module, kept in the package as `model.mlir`.
   ModuleOp module;
+  /// The shared library's file name inside the package, if there is one.
+  std::string library;
 };
 
 /// The manifest of a package, as JSON.
@@ -34,8 +36,12 @@ llvm::json::Value manifestJSON(const PackageContents &contents);
 /// Writes the package directory at `path`: built next to it under a
 /// temporary name and renamed into place, replacing an older package only
 /// once the new one is complete.
-llvm::Error writePackage(llvm::StringRef path,
-                         const PackageContents &contents);
+/// `writeArtifacts(dir)` writes the compiled code into the package
+/// directory being built.
+llvm::Error
+writePackage(llvm::StringRef path, const PackageContents &contents,
+             llvm::function_ref<llvm::Error(llvm::StringRef dir)>
+                 writeArtifacts);
 
 } // namespace mix
 } // namespace mlir

@@ -1,0 +1,144 @@
+//===- Structured.cpp - Reductions, broadcasts and matmuls to linalg ------===//
+//
+// Reductions as linalg.generic with reduction iterators, broadcasts as
+// generics with constant-0 maps, transposes, and matrix products as
+// linalg.matmul / linalg.batch_matmul.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowering.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::mix;
+using namespace mlir::mix::lowering;
+
+namespace {
+template <typename SourceOp, bool IsMax>
+struct ReducePattern : OpRewritePattern<SourceOp> {
+  using OpRewritePattern<SourceOp>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SourceOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType in = tensorType(op.getInput());
+    RankedTensorType out = tensorType(op.getResult());
+    int64_t rank = in.getRank();
+    SmallVector<bool> reduced(rank, false);
+    for (int64_t d : op.getDims())
+      reduced[d] = true;
+    SmallVector<AffineExpr> outExprs;
+    SmallVector<utils::IteratorType> iterators;
+    for (int64_t i = 0; i < rank; ++i) {
+      outExprs.push_back(reduced[i] ? getAffineConstantExpr(0, ctx)
+                                    : getAffineDimExpr(i, ctx));
+      iterators.push_back(reduced[i] ? utils::IteratorType::reduction
+                                     : utils::IteratorType::parallel);
+    }
+    SmallVector<AffineMap> maps{rewriter.getMultiDimIdentityMap(rank),
+                                AffineMap::get(rank, 0, outExprs, ctx)};
+    double init = IsMax ? -std::numeric_limits<double>::infinity() : 0.0;
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, out, ValueRange{op.getInput()},
+        ValueRange{filled(rewriter, loc, out, init)}, maps, iterators,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value r =
+              IsMax ? Value(arith::MaximumFOp::create(b, l, args[0], args[1]))
+                    : Value(arith::AddFOp::create(b, l, args[0], args[1]));
+          linalg::YieldOp::create(b, l, r);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+struct BroadcastPattern : OpRewritePattern<BroadcastOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(BroadcastOp op,
+                                PatternRewriter &rewriter) const override {
+    Value r = elementwise(rewriter, op.getLoc(), tensorType(op.getResult()),
+                          op.getInput(),
+                          [](OpBuilder &, Location, ValueRange a) {
+                            return a[0];
+                          });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+struct TransposePattern : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto t = linalg::TransposeOp::create(
+        rewriter, loc, op.getInput(),
+        empty(rewriter, loc, tensorType(op.getResult())),
+        op.getPermutation());
+    rewriter.replaceOp(op, t.getResult());
+    return success();
+  }
+};
+
+/// Swaps the last two dimensions of `v`.
+static Value transposeLast2(OpBuilder &b, Location loc, Value v) {
+  RankedTensorType t = tensorType(v);
+  int64_t r = t.getRank();
+  SmallVector<int64_t> perm, shape(t.getShape());
+  for (int64_t i = 0; i < r; ++i)
+    perm.push_back(i);
+  std::swap(perm[r - 1], perm[r - 2]);
+  std::swap(shape[r - 1], shape[r - 2]);
+  auto out = RankedTensorType::get(shape, t.getElementType());
+  return linalg::TransposeOp::create(b, loc, v, empty(b, loc, out), perm)
+      .getResult()[0];
+}
+
+struct MatmulPattern : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value a = op.getLhs(), b = op.getRhs();
+    if (op.getTransposeLhs())
+      a = transposeLast2(rewriter, loc, a);
+    if (op.getTransposeRhs())
+      b = transposeLast2(rewriter, loc, b);
+    RankedTensorType out = tensorType(op.getResult());
+    int64_t r = out.getRank();
+    Type f32 = out.getElementType();
+    if (r == 2) {
+      auto mm = linalg::MatmulOp::create(
+          rewriter, loc, ValueRange{a, b},
+          ValueRange{filled(rewriter, loc, out, 0.0)});
+      rewriter.replaceOp(op, mm.getResult(0));
+      return success();
+    }
+    // Fold every batch dimension into one for linalg.batch_matmul.
+    int64_t batch = 1;
+    for (int64_t d : out.getShape().drop_back(2))
+      batch *= d;
+    auto flat = [&](Value v) {
+      ArrayRef<int64_t> s = tensorType(v).getShape();
+      return reshape(rewriter, loc, v,
+                     RankedTensorType::get({batch, s[r - 2], s[r - 1]}, f32));
+    };
+    auto flatOut = RankedTensorType::get(
+        {batch, out.getDimSize(r - 2), out.getDimSize(r - 1)}, f32);
+    auto bmm = linalg::BatchMatmulOp::create(
+        rewriter, loc, ValueRange{flat(a), flat(b)},
+        ValueRange{filled(rewriter, loc, flatOut, 0.0)});
+    rewriter.replaceOp(op, reshape(rewriter, loc, bmm.getResult(0), out));
+    return success();
+  }
+};
+} // namespace
+
+void lowering::populateStructuredPatterns(RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<ReducePattern<ReduceSumOp, false>,
+               ReducePattern<ReduceMaxOp, true>, BroadcastPattern,
+               TransposePattern, MatmulPattern>(ctx);
+}

@@ -1,0 +1,159 @@
+//===- EmitSharedLibrary.cpp - LLVM dialect to a native shared library ----===//
+//
+// Translates to LLVM IR, optimises for the host CPU, emits an object file and
+// links it with the small C support code into a shared library.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mix/Target/CPU/CPUCodegen.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+using namespace mlir;
+using namespace mlir::mix;
+
+static llvm::Error error(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+/// `memrefCopy`, which the memref lowering calls for copies between
+/// non-contiguous views, as libmlir_c_runner_utils implements it: compiled
+/// into every package so the runtime needs no MLIR library.
+static constexpr const char *kSupportSource = R"c(
+#include <stdint.h>
+#include <string.h>
+typedef struct { int64_t rank; void *descriptor; } UnrankedMemRef;
+typedef struct { char *allocated; char *aligned; int64_t offset;
+                 int64_t rest[]; } Descriptor;
+void memrefCopy(int64_t elemSize, UnrankedMemRef *src, UnrankedMemRef *dst) {
+  int64_t rank = src->rank;
+  Descriptor *s = (Descriptor *)src->descriptor;
+  Descriptor *d = (Descriptor *)dst->descriptor;
+  const int64_t *sizes = s->rest, *sStrides = s->rest + rank,
+                *dStrides = d->rest + rank;
+  char *sp = s->aligned + s->offset * elemSize;
+  char *dp = d->aligned + d->offset * elemSize;
+  if (rank == 0) { memcpy(dp, sp, elemSize); return; }
+  int64_t index[rank];
+  for (int64_t i = 0; i < rank; ++i) {
+    if (sizes[i] == 0) return;
+    index[i] = 0;
+  }
+  for (;;) {
+    memcpy(dp, sp, elemSize);
+    int64_t axis = rank - 1;
+    for (; axis >= 0; --axis) {
+      ++index[axis];
+      sp += sStrides[axis] * elemSize;
+      dp += dStrides[axis] * elemSize;
+      if (index[axis] < sizes[axis]) break;
+      sp -= sizes[axis] * sStrides[axis] * elemSize;
+      dp -= sizes[axis] * dStrides[axis] * elemSize;
+      index[axis] = 0;
+    }
+    if (axis < 0) return;
+  }
+}
+)c";
+
+static llvm::Expected<std::unique_ptr<llvm::TargetMachine>> hostMachine() {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  std::string err;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, err);
+  if (!target)
+    return error("no LLVM target for " + triple.str() + ": " + err);
+  llvm::SubtargetFeatures features;
+  for (const auto &[feature, on] : llvm::sys::getHostCPUFeatures())
+    features.AddFeature(feature, on);
+  llvm::TargetOptions options;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, llvm::sys::getHostCPUName(), features.getString(), options,
+      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!tm)
+    return error("cannot create a target machine for " + triple.str());
+  return std::move(tm);
+}
+
+llvm::Error mlir::mix::emitSharedLibrary(ModuleOp module,
+                                         llvm::StringRef path) {
+  registerBuiltinDialectTranslation(*module.getContext());
+  registerLLVMDialectTranslation(*module.getContext());
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext, "mixpkg");
+  if (!llvmModule)
+    return error("translating the lowered model to LLVM IR failed");
+
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> tm = hostMachine();
+  if (!tm)
+    return tm.takeError();
+  llvmModule->setDataLayout((*tm)->createDataLayout());
+  llvmModule->setTargetTriple((*tm)->getTargetTriple());
+  if (llvm::Error e = makeOptimizingTransformer(3, 0, tm->get())(
+          llvmModule.get()))
+    return e;
+
+  // The object and the support source go next to the library, then away.
+  llvm::SmallString<256> object(path), support(path);
+  object += ".o";
+  support += ".support.c";
+  {
+    std::error_code ec;
+    llvm::ToolOutputFile out(object, ec, llvm::sys::fs::OF_None);
+    if (ec)
+      return error("cannot write '" + object + "': " + ec.message());
+    llvm::legacy::PassManager pm;
+    if ((*tm)->addPassesToEmitFile(pm, out.os(), nullptr,
+                                   llvm::CodeGenFileType::ObjectFile))
+      return error("the target cannot emit object files");
+    pm.run(*llvmModule);
+    out.keep();
+  }
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(support, ec);
+    if (ec)
+      return error("cannot write '" + support + "': " + ec.message());
+    os << kSupportSource;
+  }
+
+  llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName("clang-22");
+  if (!cc)
+    cc = llvm::sys::findProgramByName("clang");
+  if (!cc)
+    return error("cannot link the package: clang-22 is not on PATH (run "
+                 "scripts/setup.sh)");
+  std::string out = path.str();
+  llvm::SmallVector<llvm::StringRef> args{*cc,    "-shared", "-fPIC", "-O2",
+                                          object, support,   "-o",    out,
+                                          "-lm"};
+  std::string message;
+  int rc = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0,
+                                     &message);
+  llvm::sys::fs::remove(object);
+  llvm::sys::fs::remove(support);
+  if (rc != 0)
+    return error("linking '" + out + "' failed" +
+                 (message.empty() ? "" : ": " + message));
+  return llvm::Error::success();
+}

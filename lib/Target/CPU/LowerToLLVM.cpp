@@ -1,0 +1,137 @@
+//===- LowerToLLVM.cpp - Bufferize and lower to the LLVM dialect ----------===//
+//
+// The pass pipeline from linalg on tensors to the LLVM dialect, and the
+// packed entry points the runtime calls.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mix/Target/CPU/CPUCodegen.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+using namespace mlir::mix;
+
+std::string mlir::mix::entryPointSymbol(llvm::StringRef name) {
+  return ("mix_" + name).str();
+}
+
+// Fuse elementwise producers into consumers, bufferize with identity
+// layouts at function boundaries, turn results into out-parameters, free
+// what is allocated, and lower everything to LLVM with bare-pointer
+// memrefs (every shape is static).
+static constexpr const char *kPipeline =
+    "linalg-fuse-elementwise-ops,"
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map},"
+    "buffer-results-to-out-params{modify-public-functions hoist-static-allocs},"
+    "buffer-deallocation-pipeline,"
+    "convert-bufferization-to-memref,"
+    "convert-linalg-to-loops,"
+    "expand-strided-metadata,"
+    "lower-affine,"
+    "convert-scf-to-cf,"
+    "convert-math-to-llvm,"
+    "convert-math-to-libm,"
+    "convert-arith-to-llvm,"
+    "convert-index-to-llvm,"
+    "finalize-memref-to-llvm,"
+    "convert-func-to-llvm{use-bare-ptr-memref-call-conv},"
+    "convert-cf-to-llvm,"
+    "reconcile-unrealized-casts";
+
+void mlir::mix::registerCPUCodegenDialects(DialectRegistry &registry) {
+  registry.insert<affine::AffineDialect, arith::ArithDialect,
+                  bufferization::BufferizationDialect, cf::ControlFlowDialect,
+                  func::FuncDialect, index::IndexDialect, LLVM::LLVMDialect,
+                  linalg::LinalgDialect, math::MathDialect,
+                  memref::MemRefDialect, scf::SCFDialect,
+                  tensor::TensorDialect>();
+  arith::registerBufferizableOpInterfaceExternalModels(registry);
+  linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  scf::registerBufferizableOpInterfaceExternalModels(registry);
+  bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
+      registry);
+}
+
+/// Registers the upstream passes the pipeline names, once.
+static void registerPipelinePasses() {
+  static bool done = [] {
+    registerLinalgPasses();
+    bufferization::registerBufferizationPasses();
+    bufferization::registerBufferizationPipelines();
+    registerConversionPasses();
+    memref::registerMemRefPasses();
+    return true;
+  }();
+  (void)done;
+}
+
+LogicalResult mlir::mix::lowerToLLVMDialect(ModuleOp module) {
+  registerPipelinePasses();
+  PassManager pm(module.getContext());
+  std::string error;
+  llvm::raw_string_ostream os(error);
+  if (failed(parsePassPipeline(kPipeline, pm, os))) {
+    module.emitError() << "internal error: bad lowering pipeline: " << error;
+    return failure();
+  }
+  return pm.run(module);
+}
+
+LogicalResult mlir::mix::addPackedEntryPoints(ModuleOp module,
+                                              ArrayRef<std::string> names) {
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  for (const std::string &name : names) {
+    auto callee = module.lookupSymbol<LLVM::LLVMFuncOp>(name);
+    if (!callee)
+      return module.emitError() << "no lowered function @" << name;
+    Location loc = callee.getLoc();
+    auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptr});
+    auto entry = LLVM::LLVMFuncOp::create(b, loc, entryPointSymbol(name), type);
+    Block *block = entry.addEntryBlock(b);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(block);
+    SmallVector<Value> args;
+    for (auto [i, argType] :
+         llvm::enumerate(callee.getFunctionType().getParams())) {
+      if (argType != ptr)
+        return callee.emitError()
+               << "argument #" << i << " is not a bare pointer";
+      Value slot = LLVM::GEPOp::create(b, loc, ptr, ptr, block->getArgument(0),
+                                       ArrayRef<LLVM::GEPArg>{
+                                           static_cast<int32_t>(i)});
+      args.push_back(LLVM::LoadOp::create(b, loc, ptr, slot));
+    }
+    LLVM::CallOp::create(b, loc, callee, args);
+    LLVM::ReturnOp::create(b, loc, ValueRange{});
+  }
+  return success();
+}
