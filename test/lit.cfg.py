@@ -21,7 +21,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.mix_tools_dir, config.llvm_tools_dir]
-tools = ["mix-opt", "mixc", "MixUnitTests"]
+tools = ["mix-opt", "mixc", "MixUnitTests", "mix-run", "MixRuntimeTests"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 config.substitutions.append(("%mix_src_root", os.path.dirname(config.test_source_root)))

@@ -63,6 +63,9 @@ static cl::opt<Stage> emit(
                           "lowered to linalg on tensors"),
                clEnumValN(Stage::LLVM, "llvm", "the LLVM dialect")),
     cl::init(Stage::None), cl::cat(category));
+static cl::opt<unsigned> optLevel("O",
+                                  cl::desc("LLVM optimisation level (0-3)"),
+                                  cl::Prefix, cl::init(2), cl::cat(category));
 static cl::opt<bool> remarks("remarks",
                              cl::desc("Print the passes' remarks (proofs, "
                                       "refusals, cost estimates)"),
@@ -188,17 +191,19 @@ int main(int argc, char **argv) {
     return fail("lowering '" + inputFile + "' failed");
   if (stop(Stage::Lowered))
     return 0;
-  if (failed(lowerToLLVMDialect(*module)))
+  EntryPointTypes entryTypes;
+  if (failed(lowerToLLVMDialect(*module, entryTypes)))
     return fail("lowering '" + inputFile + "' to LLVM failed");
   if (stop(Stage::LLVM))
     return 0;
-  if (failed(addPackedEntryPoints(*module, {"forward", "grad"})))
+  if (failed(addPackedEntryPoints(*module, {"forward", "grad"}, entryTypes)))
     return fail("lowering '" + inputFile + "' to LLVM failed");
 
   PackageContents contents{*spec, batch, seq, "cpu", *proved, "model.so"};
   if (llvm::Error e = writePackage(
           outputPath, contents, [&](llvm::StringRef dir) {
-            return emitSharedLibrary(*module, (dir + "/model.so").str());
+            return emitSharedLibrary(*module, (dir + "/model.so").str(),
+                                     optLevel);
           }))
     return fail(llvm::toString(std::move(e)));
   return 0;

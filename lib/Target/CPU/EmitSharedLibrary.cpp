@@ -73,7 +73,8 @@ void memrefCopy(int64_t elemSize, UnrankedMemRef *src, UnrankedMemRef *dst) {
 }
 )c";
 
-static llvm::Expected<std::unique_ptr<llvm::TargetMachine>> hostMachine() {
+static llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+hostMachine(unsigned optLevel) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::Triple triple(llvm::sys::getProcessTriple());
@@ -88,14 +89,18 @@ static llvm::Expected<std::unique_ptr<llvm::TargetMachine>> hostMachine() {
   llvm::TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
       triple, llvm::sys::getHostCPUName(), features.getString(), options,
-      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+      llvm::Reloc::PIC_, std::nullopt,
+      optLevel == 0 ? llvm::CodeGenOptLevel::None
+                    : optLevel == 1 ? llvm::CodeGenOptLevel::Less
+                                    : llvm::CodeGenOptLevel::Default));
   if (!tm)
     return error("cannot create a target machine for " + triple.str());
   return std::move(tm);
 }
 
 llvm::Error mlir::mix::emitSharedLibrary(ModuleOp module,
-                                         llvm::StringRef path) {
+                                         llvm::StringRef path,
+                                         unsigned optLevel) {
   registerBuiltinDialectTranslation(*module.getContext());
   registerLLVMDialectTranslation(*module.getContext());
   llvm::LLVMContext llvmContext;
@@ -104,12 +109,13 @@ llvm::Error mlir::mix::emitSharedLibrary(ModuleOp module,
   if (!llvmModule)
     return error("translating the lowered model to LLVM IR failed");
 
-  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> tm = hostMachine();
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> tm =
+      hostMachine(optLevel);
   if (!tm)
     return tm.takeError();
   llvmModule->setDataLayout((*tm)->createDataLayout());
   llvmModule->setTargetTriple((*tm)->getTargetTriple());
-  if (llvm::Error e = makeOptimizingTransformer(3, 0, tm->get())(
+  if (llvm::Error e = makeOptimizingTransformer(optLevel, 0, tm->get())(
           llvmModule.get()))
     return e;
 

@@ -41,16 +41,19 @@ std::string mlir::mix::entryPointSymbol(llvm::StringRef name) {
 
 // Fuse elementwise producers into consumers, bufferize with identity
 // layouts at function boundaries, turn results into out-parameters, free
-// what is allocated, and lower everything to LLVM with bare-pointer
-// memrefs (every shape is static).
-static constexpr const char *kPipeline =
+// what is allocated, and lower linalg to loops.
+static constexpr const char *kToLoops =
     "linalg-fuse-elementwise-ops,"
     "one-shot-bufferize{bufferize-function-boundaries "
-    "function-boundary-type-conversion=identity-layout-map},"
+    "function-boundary-type-conversion=identity-layout-map "
+    "allow-return-allocs-from-loops},"
     "buffer-results-to-out-params{modify-public-functions hoist-static-allocs},"
     "buffer-deallocation-pipeline,"
     "convert-bufferization-to-memref,"
-    "convert-linalg-to-loops,"
+    "convert-linalg-to-loops";
+
+// Then everything to the LLVM dialect.
+static constexpr const char *kToLLVM =
     "expand-strided-metadata,"
     "lower-affine,"
     "convert-scf-to-cf,"
@@ -59,7 +62,7 @@ static constexpr const char *kPipeline =
     "convert-arith-to-llvm,"
     "convert-index-to-llvm,"
     "finalize-memref-to-llvm,"
-    "convert-func-to-llvm{use-bare-ptr-memref-call-conv},"
+    "convert-func-to-llvm,"
     "convert-cf-to-llvm,"
     "reconcile-unrealized-casts";
 
@@ -91,27 +94,53 @@ static void registerPipelinePasses() {
   (void)done;
 }
 
-LogicalResult mlir::mix::lowerToLLVMDialect(ModuleOp module) {
+static LogicalResult runPipeline(ModuleOp module, const char *pipeline) {
   registerPipelinePasses();
   PassManager pm(module.getContext());
   std::string error;
   llvm::raw_string_ostream os(error);
-  if (failed(parsePassPipeline(kPipeline, pm, os))) {
+  if (failed(parsePassPipeline(pipeline, pm, os))) {
     module.emitError() << "internal error: bad lowering pipeline: " << error;
     return failure();
   }
   return pm.run(module);
 }
 
-LogicalResult mlir::mix::addPackedEntryPoints(ModuleOp module,
-                                              ArrayRef<std::string> names) {
+LogicalResult mlir::mix::lowerToLLVMDialect(ModuleOp module,
+                                            EntryPointTypes &entryTypes) {
+  if (failed(runPipeline(module, kToLoops)))
+    return failure();
+  for (func::FuncOp f : module.getOps<func::FuncOp>())
+    if (!f.isDeclaration())
+      entryTypes[f.getSymName()] =
+          SmallVector<Type>(f.getFunctionType().getInputs());
+  outlineLoopNests(module);
+  if (failed(runPipeline(module, kToLLVM)))
+    return failure();
+  // What is left in the entry functions is straight-line glue around the
+  // outlined loop nests: allocations, descriptors and calls, tens of
+  // thousands of instructions for a large model. Optimising it buys nothing
+  // and LLVM's passes are superlinear in function size, so don't.
+  Builder b(module.getContext());
+  for (auto &entry : entryTypes)
+    if (auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>(entry.getKey()))
+      fn.setPassthroughAttr(b.getArrayAttr(
+          {b.getStringAttr("noinline"), b.getStringAttr("optnone")}));
+  return success();
+}
+
+LogicalResult
+mlir::mix::addPackedEntryPoints(ModuleOp module, ArrayRef<std::string> names,
+                                const EntryPointTypes &entryTypes) {
   MLIRContext *ctx = module.getContext();
   OpBuilder b(ctx);
   b.setInsertionPointToEnd(module.getBody());
   auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto i64 = b.getI64Type();
   for (const std::string &name : names) {
     auto callee = module.lookupSymbol<LLVM::LLVMFuncOp>(name);
-    if (!callee)
+    auto types = entryTypes.find(name);
+    if (!callee || types == entryTypes.end())
       return module.emitError() << "no lowered function @" << name;
     Location loc = callee.getLoc();
     auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptr});
@@ -119,17 +148,39 @@ LogicalResult mlir::mix::addPackedEntryPoints(ModuleOp module,
     Block *block = entry.addEntryBlock(b);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(block);
+    auto constant = [&](int64_t v) -> Value {
+      return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
+    };
+    // Each static, identity-layout memref argument is one pointer in the
+    // packed array, expanded here into the memref descriptor the lowered
+    // function takes: allocated and aligned pointer, offset, sizes, strides.
     SmallVector<Value> args;
-    for (auto [i, argType] :
-         llvm::enumerate(callee.getFunctionType().getParams())) {
-      if (argType != ptr)
-        return callee.emitError()
-               << "argument #" << i << " is not a bare pointer";
+    for (auto [i, argType] : llvm::enumerate(types->second)) {
+      auto memref = dyn_cast<MemRefType>(argType);
+      if (!memref || !memref.hasStaticShape() ||
+          !memref.getLayout().isIdentity())
+        return callee.emitError() << "argument #" << i
+                                  << " is not a static, contiguous memref";
       Value slot = LLVM::GEPOp::create(b, loc, ptr, ptr, block->getArgument(0),
                                        ArrayRef<LLVM::GEPArg>{
                                            static_cast<int32_t>(i)});
-      args.push_back(LLVM::LoadOp::create(b, loc, ptr, slot));
+      Value p = LLVM::LoadOp::create(b, loc, ptr, slot);
+      args.push_back(p);
+      args.push_back(p);
+      args.push_back(constant(0));
+      ArrayRef<int64_t> shape = memref.getShape();
+      for (int64_t d : shape)
+        args.push_back(constant(d));
+      int64_t stride = 1;
+      SmallVector<Value> strides;
+      for (int64_t d : llvm::reverse(shape)) {
+        strides.push_back(constant(stride));
+        stride *= d;
+      }
+      args.append(strides.rbegin(), strides.rend());
     }
+    if (args.size() != callee.getFunctionType().getNumParams())
+      return callee.emitError() << "unexpected lowered signature";
     LLVM::CallOp::create(b, loc, callee, args);
     LLVM::ReturnOp::create(b, loc, ValueRange{});
   }

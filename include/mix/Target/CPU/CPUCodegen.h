@@ -11,6 +11,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 
 namespace mlir {
@@ -23,21 +24,32 @@ void registerCPUCodegenDialects(DialectRegistry &registry);
 /// The symbol of the packed entry point of function `name`: `mix_<name>`.
 std::string entryPointSymbol(llvm::StringRef name);
 
+/// The memref argument types of each function, recorded after
+/// bufferization (results are out-parameters by then).
+using EntryPointTypes = llvm::StringMap<llvm::SmallVector<Type>>;
+
 /// Bufferizes `module` (linalg, tensor, arith, math, scf on tensors) and
-/// lowers it to the LLVM dialect. Every function takes bare pointers to its
-/// operands and then to its results (results become out-parameters).
-LogicalResult lowerToLLVMDialect(ModuleOp module);
+/// lowers it to the LLVM dialect, recording the entry points' memref
+/// signatures. Each top-level loop nest becomes a function of its own
+/// (outlineLoopNests), which keeps LLVM's per-function analyses fast.
+LogicalResult lowerToLLVMDialect(ModuleOp module, EntryPointTypes &entryTypes);
+
+/// Moves every top-level loop nest of every function into a function of its
+/// own, called in its place; constants are cloned in, other values passed.
+void outlineLoopNests(ModuleOp module);
 
 /// Adds `llvm.func @mix_<name>(!llvm.ptr)` for each function `name`: it
-/// reads the function's pointer arguments from an array and calls it, so
-/// the runtime can call any entry point through one C signature,
-/// `void (void **)`.
+/// reads one pointer per memref argument from an array, builds the memref
+/// descriptors, and calls the function, so the runtime can call any entry
+/// point through one C signature, `void (void **)`.
 LogicalResult addPackedEntryPoints(ModuleOp module,
-                                   llvm::ArrayRef<std::string> names);
+                                   llvm::ArrayRef<std::string> names,
+                                   const EntryPointTypes &entryTypes);
 
 /// Translates an LLVM-dialect module to LLVM IR, optimises it for the host
 /// CPU, and links it into the shared library `path`.
-llvm::Error emitSharedLibrary(ModuleOp module, llvm::StringRef path);
+llvm::Error emitSharedLibrary(ModuleOp module, llvm::StringRef path,
+                              unsigned optLevel = 2);
 
 } // namespace mix
 } // namespace mlir

@@ -1,0 +1,55 @@
+//===- CompiledModel.h - Calling a package's compiled code ------*- C++ -*-===//
+//
+// Loads a package's shared library and calls its entry points through the
+// packed C ABI: `void mix_<name>(void **args)`, args pointing at the
+// parameters, tokens, targets and then the outputs (docs/package.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MIXRT_COMPILEDMODEL_H
+#define MIXRT_COMPILEDMODEL_H
+
+#include "mixrt/Manifest.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mixrt {
+
+/// What one call of the loss computes.
+struct LossValues {
+  float loss = 0, ce = 0, aux = 0;
+};
+
+class CompiledModel {
+public:
+  /// Loads the library named by the manifest; throws Error naming the
+  /// package if it is missing, corrupt or lacks an entry point.
+  explicit CompiledModel(const Manifest &manifest);
+  ~CompiledModel();
+  CompiledModel(const CompiledModel &) = delete;
+  CompiledModel &operator=(const CompiledModel &) = delete;
+
+  /// The loss on one batch (tokens and targets are batch * seq ids).
+  LossValues forward(const std::vector<const float *> &params,
+                     const int32_t *tokens, const int32_t *targets) const;
+
+  /// The loss and the gradient of every parameter; `grads[i]` must hold as
+  /// many floats as parameter i.
+  LossValues grad(const std::vector<const float *> &params,
+                  const int32_t *tokens, const int32_t *targets,
+                  const std::vector<float *> &grads) const;
+
+private:
+  using Entry = void (*)(void **);
+  Entry lookup(const char *symbol) const;
+
+  const Manifest &manifest;
+  void *handle = nullptr;
+  Entry forwardEntry = nullptr, gradEntry = nullptr;
+};
+
+} // namespace mixrt
+
+#endif // MIXRT_COMPILEDMODEL_H

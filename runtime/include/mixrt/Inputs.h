@@ -1,0 +1,45 @@
+//===- Inputs.h - Checking parameter and batch files ------------*- C++ -*-===//
+//
+// The input contract of SPEC section 8: a parameter file holds exactly the
+// manifest's parameters as float32 with their shapes, and a batch holds
+// `tokens` and `targets`, int32 or int64 of shape (batch, seq), with ids in
+// [0, vocab_size). Errors name the file and the tensor.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MIXRT_INPUTS_H
+#define MIXRT_INPUTS_H
+
+#include "mixrt/Manifest.h"
+#include "mixrt/Safetensors.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mixrt {
+
+/// Checks that \p params (read from \p path) holds every parameter of
+/// \p manifest as float32 of its shape and nothing else; returns the
+/// tensors in the manifest's order.
+std::vector<const Tensor *> checkParams(const Manifest &manifest,
+                                        const TensorFile &params,
+                                        const std::string &path);
+
+/// A checked batch of token ids, row-major (batch, seq).
+struct TokenBatch {
+  int64_t batch = 0;
+  int64_t seq = 0;
+  std::vector<int64_t> tokens;
+  std::vector<int64_t> targets;
+};
+
+/// Checks that \p file (read from \p path) holds exactly `tokens` and
+/// `targets`, int32 or int64 of shape (batch, seq) of \p manifest, with
+/// every id in [0, vocab_size); returns them widened to int64.
+TokenBatch checkBatch(const Manifest &manifest, const TensorFile &file,
+                      const std::string &path);
+
+} // namespace mixrt
+
+#endif // MIXRT_INPUTS_H

@@ -1,0 +1,73 @@
+//===- Manifest.h - The package manifest (manifest.json) --------*- C++ -*-===//
+//
+// Reads MODEL.mixpkg/manifest.json (docs/package.md): the format tag and
+// version, the batch shape, the spec fields the runtime needs and the
+// parameter table with each parameter's shape and initialiser.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MIXRT_MANIFEST_H
+#define MIXRT_MANIFEST_H
+
+#include "mixrt/Json.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mixrt {
+
+/// The manifest format version this runtime reads.
+constexpr int64_t kManifestFormatVersion = 1;
+
+enum class InitKind { Normal, Uniform, Zeros, Ones, Identity };
+
+/// "normal", "uniform", "zeros", "ones" or "identity".
+const char *getInitKindName(InitKind kind);
+
+/// One entry of the manifest's parameter table.
+struct ParamInfo {
+  std::string name;
+  std::vector<int64_t> shape;
+  InitKind init = InitKind::Zeros;
+  /// The standard deviation of a normal initialiser.
+  double std = 0;
+  /// The half-width of a uniform initialiser on [-bound, bound].
+  double bound = 0;
+  /// Whether AdamW weight decay applies.
+  bool decay = false;
+};
+
+struct Manifest {
+  /// The package directory and its manifest.json, as given.
+  std::string packagePath;
+  std::string manifestPath;
+
+  std::string target;
+  int64_t batch = 0;
+  int64_t seq = 0;
+  /// spec.vocab_size, spec.init.seed and spec.init.std.
+  int64_t vocabSize = 0;
+  uint64_t seed = 0;
+  double initStd = 0;
+  /// The whole model spec, for the parts not read above.
+  json::Value spec;
+  /// Every parameter, in the order of the compiled code's arguments.
+  std::vector<ParamInfo> params;
+  /// The compiled library relative to the package; absent until the
+  /// lowering produces code.
+  std::optional<std::string> library;
+};
+
+/// Parses and validates manifest \p text; \p manifestPath names it in
+/// errors ("path:line: key: problem").
+Manifest parseManifest(const std::string &text,
+                       const std::string &manifestPath);
+
+/// Reads \p packagePath/manifest.json.
+Manifest readManifest(const std::string &packagePath);
+
+} // namespace mixrt
+
+#endif // MIXRT_MANIFEST_H

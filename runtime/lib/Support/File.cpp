@@ -1,0 +1,166 @@
+//===- File.cpp - Reading files and replacing them atomically -------------===//
+//
+// POSIX file access: positioned reads that report short files, and the
+// temporary-file + fsync + rename protocol for atomic replacement.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mixrt/File.h"
+#include "mixrt/Error.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace mixrt;
+
+static std::string systemError() { return std::strerror(errno); }
+
+static std::string directoryOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos)
+    return ".";
+  if (slash == 0)
+    return "/";
+  return path.substr(0, slash);
+}
+
+//===----------------------------------------------------------------------===//
+// Reading
+//===----------------------------------------------------------------------===//
+
+InputFile::InputFile(const std::string &path) : path(path) {
+  fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    fail(path, ": cannot open: ", systemError());
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    std::string reason = systemError();
+    ::close(fd);
+    fail(path, ": cannot stat: ", reason);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    fail(path, ": not a regular file");
+  }
+  size = static_cast<uint64_t>(st.st_size);
+}
+
+InputFile::~InputFile() {
+  if (fd >= 0)
+    ::close(fd);
+}
+
+void InputFile::readAt(uint64_t offset, void *buffer, size_t length) const {
+  char *out = static_cast<char *>(buffer);
+  while (length > 0) {
+    ssize_t n = ::pread(fd, out, length, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      fail(path, ": read error: ", systemError());
+    if (n == 0)
+      fail(path, ": file is truncated (unexpected end of file at byte ", offset,
+           ")");
+    out += n;
+    offset += static_cast<uint64_t>(n);
+    length -= static_cast<size_t>(n);
+  }
+}
+
+std::string mixrt::readFile(const std::string &path) {
+  InputFile file(path);
+  std::string data(file.getSize(), '\0');
+  file.readAt(0, data.data(), data.size());
+  return data;
+}
+
+//===----------------------------------------------------------------------===//
+// Atomic writing
+//===----------------------------------------------------------------------===//
+
+AtomicFileWriter::AtomicFileWriter(const std::string &path) : path(path) {
+  std::string base = path.substr(path.rfind('/') + 1);
+  if (base.empty())
+    fail(path, ": cannot write: the path names a directory");
+  // O_EXCL with a name unique to this process and writer; the mode honours
+  // the umask as a plain create would.
+  static std::atomic<unsigned> counter{0};
+  std::string prefix = directoryOf(path) + "/." + base + ".tmp." +
+                       std::to_string(::getpid()) + ".";
+  for (int attempt = 0; fd < 0; ++attempt) {
+    tempPath = prefix + std::to_string(counter++);
+    fd =
+        ::open(tempPath.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && (errno != EEXIST || attempt == 100)) {
+      std::string reason = systemError();
+      tempPath.clear();
+      fail(path, ": cannot create a temporary file next to it: ", reason);
+    }
+  }
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (!committed)
+    discard();
+}
+
+void AtomicFileWriter::discard() {
+  if (fd >= 0)
+    ::close(fd);
+  fd = -1;
+  if (!tempPath.empty())
+    ::unlink(tempPath.c_str());
+  tempPath.clear();
+}
+
+void AtomicFileWriter::write(const void *data, size_t length) {
+  if (fd < 0)
+    fail(path, ": write after the file was committed or discarded");
+  const char *in = static_cast<const char *>(data);
+  while (length > 0) {
+    ssize_t n = ::write(fd, in, length);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      std::string reason = systemError();
+      discard();
+      fail(path, ": write error: ", reason);
+    }
+    in += n;
+    length -= static_cast<size_t>(n);
+  }
+}
+
+void AtomicFileWriter::commit() {
+  if (fd < 0)
+    fail(path, ": commit after the file was committed or discarded");
+  if (::fsync(fd) != 0) {
+    std::string reason = systemError();
+    discard();
+    fail(path, ": cannot flush to disk: ", reason);
+  }
+  int closeResult = ::close(fd);
+  fd = -1;
+  if (closeResult != 0) {
+    std::string reason = systemError();
+    discard();
+    fail(path, ": write error on close: ", reason);
+  }
+  if (::rename(tempPath.c_str(), path.c_str()) != 0) {
+    std::string reason = systemError();
+    discard();
+    fail(path, ": cannot replace the file: ", reason);
+  }
+  committed = true;
+  tempPath.clear();
+  // Make the rename itself durable.
+  int dirFd = ::open(directoryOf(path).c_str(), O_RDONLY | O_DIRECTORY);
+  if (dirFd >= 0) {
+    ::fsync(dirFd);
+    ::close(dirFd);
+  }
+}

@@ -1,0 +1,247 @@
+//===- Manifest.cpp - The package manifest (manifest.json) ----------------===//
+//
+// Validates a manifest against docs/package.md. Every error names the
+// manifest, the line and the key path, and says what was expected. Keys the
+// runtime does not need are ignored, so producers may add entries within a
+// format version.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mixrt/Manifest.h"
+#include "mixrt/File.h"
+#include "mixrt/Safetensors.h"
+
+#include <cmath>
+#include <sys/stat.h>
+#include <unordered_set>
+
+using namespace mixrt;
+
+const char *mixrt::getInitKindName(InitKind kind) {
+  switch (kind) {
+  case InitKind::Normal:
+    return "normal";
+  case InitKind::Uniform:
+    return "uniform";
+  case InitKind::Zeros:
+    return "zeros";
+  case InitKind::Ones:
+    return "ones";
+  case InitKind::Identity:
+    return "identity";
+  }
+  return "?";
+}
+
+namespace {
+/// Typed access to manifest keys with errors "path:line: key: problem".
+class Reader {
+public:
+  explicit Reader(const std::string &path) : path(path) {}
+
+  [[noreturn]] void error(const json::Value &at, const std::string &key,
+                          const std::string &problem) const {
+    std::string where = path;
+    if (at.getLine() > 0)
+      where += concat(":", at.getLine());
+    fail(where, ": ", key, ": ", problem);
+  }
+
+  const json::Value &get(const json::Value &object, const std::string &prefix,
+                         const char *key) const {
+    const json::Value *value = object.find(key);
+    if (!value)
+      error(object, prefix + key, "missing");
+    return *value;
+  }
+
+  std::string getString(const json::Value &object, const std::string &prefix,
+                        const char *key) const {
+    const json::Value &value = get(object, prefix, key);
+    if (!value.isString())
+      error(value, prefix + key, "expected a string, got " + describe(value));
+    return value.getString();
+  }
+
+  int64_t getInteger(const json::Value &object, const std::string &prefix,
+                     const char *key, int64_t min) const {
+    const json::Value &value = get(object, prefix, key);
+    if (!value.isInteger() || value.getInteger() < min)
+      error(value, prefix + key,
+            concat("expected an integer >= ", min, ", got ", show(value)));
+    return value.getInteger();
+  }
+
+  double getNumber(const json::Value &object, const std::string &prefix,
+                   const char *key, bool allowZero) const {
+    const json::Value &value = get(object, prefix, key);
+    if (!value.isNumber() || value.getNumber() < 0 ||
+        (!allowZero && value.getNumber() == 0))
+      error(value, prefix + key,
+            concat("expected a ", allowZero ? "non-negative" : "positive",
+                   " number, got ", show(value)));
+    return value.getNumber();
+  }
+
+  const json::Value &getObject(const json::Value &object,
+                               const std::string &prefix,
+                               const char *key) const {
+    const json::Value &value = get(object, prefix, key);
+    if (!value.isObject())
+      error(value, prefix + key, "expected an object, got " + describe(value));
+    return value;
+  }
+
+  static std::string describe(const json::Value &value) {
+    return json::Value::describe(value.getKind());
+  }
+
+  /// The value itself for scalars, its kind otherwise.
+  static std::string show(const json::Value &value) {
+    if (value.isNumber() || value.isString() || value.isBool())
+      return json::write(value);
+    return describe(value);
+  }
+
+private:
+  std::string path;
+};
+} // namespace
+
+static ParamInfo parseParam(const Reader &reader, const json::Value &value,
+                            size_t index) {
+  std::string where = concat("params[", index, "]");
+  if (!value.isObject())
+    reader.error(value, where,
+                 "expected an object, got " + Reader::describe(value));
+  ParamInfo param;
+  param.name = reader.getString(value, where + ".", "name");
+  if (param.name.empty())
+    reader.error(value, where + ".name", "must not be empty");
+  std::string prefix = concat(where, " (", quote(param.name), ").");
+
+  const json::Value &shape = reader.get(value, prefix, "shape");
+  if (!shape.isArray())
+    reader.error(shape, prefix + "shape",
+                 "expected an array of positive integers, got " +
+                     Reader::describe(shape));
+  for (const json::Value &dim : shape.getArray()) {
+    if (!dim.isInteger() || dim.getInteger() <= 0)
+      reader.error(dim, prefix + "shape",
+                   "expected positive integers, got " + Reader::show(dim));
+    param.shape.push_back(dim.getInteger());
+  }
+  try {
+    getNumElements(param.shape);
+  } catch (const Error &e) {
+    reader.error(shape, prefix + "shape", e.what());
+  }
+
+  std::string init = reader.getString(value, prefix, "init");
+  const json::Value &initValue = *value.find("init");
+  if (init == "normal") {
+    param.init = InitKind::Normal;
+    param.std = reader.getNumber(value, prefix, "std", /*allowZero=*/true);
+  } else if (init == "uniform") {
+    param.init = InitKind::Uniform;
+    param.bound = reader.getNumber(value, prefix, "bound", /*allowZero=*/true);
+  } else if (init == "zeros") {
+    param.init = InitKind::Zeros;
+  } else if (init == "ones") {
+    param.init = InitKind::Ones;
+  } else if (init == "identity") {
+    param.init = InitKind::Identity;
+    if (param.shape.size() != 2 || param.shape[0] != param.shape[1])
+      reader.error(initValue, prefix + "init",
+                   "identity needs a square matrix, the shape is " +
+                       formatShape(param.shape));
+  } else {
+    reader.error(initValue, prefix + "init",
+                 "expected one of normal, uniform, zeros, ones, identity, "
+                 "got " +
+                     quote(init));
+  }
+
+  const json::Value &decay = reader.get(value, prefix, "decay");
+  if (!decay.isBool())
+    reader.error(decay, prefix + "decay",
+                 "expected a boolean, got " + Reader::show(decay));
+  param.decay = decay.getBool();
+  return param;
+}
+
+Manifest mixrt::parseManifest(const std::string &text,
+                              const std::string &manifestPath) {
+  json::Value root;
+  try {
+    root = json::parse(text);
+  } catch (const json::ParseError &e) {
+    fail(manifestPath, ":", e.line, ":", e.column,
+         ": malformed JSON: ", e.reason);
+  }
+  Reader reader(manifestPath);
+  if (!root.isObject())
+    fail(manifestPath, ": expected a JSON object, got ",
+         Reader::describe(root));
+
+  Manifest manifest;
+  manifest.manifestPath = manifestPath;
+  const json::Value *format = root.find("format");
+  if (!format || !format->isString() || format->getString() != "mixpkg")
+    reader.error(format ? *format : root, "format",
+                 "expected \"mixpkg\": this is not a mixpkg manifest");
+  const json::Value &version = reader.get(root, "", "format_version");
+  if (!version.isInteger() || version.getInteger() != kManifestFormatVersion)
+    reader.error(version, "format_version",
+                 concat("this mix-run reads format version ",
+                        kManifestFormatVersion, ", the package has ",
+                        Reader::show(version),
+                        " (recompile it with a matching mixc)"));
+
+  manifest.target = reader.getString(root, "", "target");
+  if (manifest.target != "cpu" && manifest.target != "cuda")
+    reader.error(*root.find("target"), "target",
+                 "expected \"cpu\" or \"cuda\", got " + quote(manifest.target));
+  manifest.batch = reader.getInteger(root, "", "batch", 1);
+  manifest.seq = reader.getInteger(root, "", "seq", 1);
+
+  const json::Value &spec = reader.getObject(root, "", "spec");
+  manifest.vocabSize = reader.getInteger(spec, "spec.", "vocab_size", 1);
+  const json::Value &init = reader.getObject(spec, "spec.", "init");
+  manifest.seed =
+      static_cast<uint64_t>(reader.getInteger(init, "spec.init.", "seed", 0));
+  manifest.initStd =
+      reader.getNumber(init, "spec.init.", "std", /*allowZero=*/false);
+  manifest.spec = spec;
+
+  const json::Value &params = reader.get(root, "", "params");
+  if (!params.isArray())
+    reader.error(params, "params",
+                 "expected an array, got " + Reader::describe(params));
+  std::unordered_set<std::string> names;
+  for (size_t i = 0; i < params.getArray().size(); ++i) {
+    ParamInfo param = parseParam(reader, params.getArray()[i], i);
+    if (!names.insert(param.name).second)
+      reader.error(params.getArray()[i], concat("params[", i, "]"),
+                   "duplicate parameter " + quote(param.name));
+    manifest.params.push_back(std::move(param));
+  }
+
+  if (const json::Value *library = root.find("library")) {
+    if (!library->isString() || library->getString().empty())
+      reader.error(*library, "library", "expected a non-empty string");
+    manifest.library = library->getString();
+  }
+  return manifest;
+}
+
+Manifest mixrt::readManifest(const std::string &packagePath) {
+  struct stat st;
+  if (::stat(packagePath.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    fail(packagePath, ": not a package directory (expected ", packagePath,
+         "/manifest.json)");
+  std::string manifestPath = packagePath + "/manifest.json";
+  Manifest manifest = parseManifest(readFile(manifestPath), manifestPath);
+  manifest.packagePath = packagePath;
+  return manifest;
+}

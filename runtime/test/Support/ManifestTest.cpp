@@ -1,0 +1,208 @@
+//===- ManifestTest.cpp - Tests of manifest reading -----------------------===//
+//
+// A valid manifest is read completely; each way docs/package.md can be
+// violated is rejected with the manifest's path, the line and the key.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mixrt/Manifest.h"
+
+#include "TestUtil.h"
+
+using namespace mixrt;
+using mixrt::test::erase;
+using mixrt::test::failsWith;
+using mixrt::test::member;
+using mixrt::test::sampleManifest;
+using mixrt::test::TempDir;
+using mixrt::test::writeBytes;
+
+namespace {
+
+const char *const kPath = "pkg/manifest.json";
+
+Manifest parse(const json::Value &value) {
+  return parseManifest(json::write(value), kPath);
+}
+
+/// The sample manifest changed by \p edit must be rejected with \p parts.
+template <typename F>
+::testing::AssertionResult rejects(F &&edit,
+                                   std::initializer_list<std::string> parts) {
+  json::Value value = sampleManifest();
+  edit(value);
+  auto result = failsWith([&] { parse(value); }, parts);
+  if (!result)
+    return result;
+  return failsWith([&] { parse(value); }, {kPath});
+}
+
+json::Value &paramAt(json::Value &manifest, size_t i) {
+  return member(manifest, "params").getArray()[i];
+}
+
+TEST(ManifestTest, ReadsTheSampleManifest) {
+  Manifest m = parse(sampleManifest());
+  EXPECT_EQ(m.manifestPath, kPath);
+  EXPECT_EQ(m.target, "cpu");
+  EXPECT_EQ(m.batch, 2);
+  EXPECT_EQ(m.seq, 3);
+  EXPECT_EQ(m.vocabSize, 16);
+  EXPECT_EQ(m.seed, 7u);
+  EXPECT_EQ(m.initStd, 0.02);
+  EXPECT_EQ(m.spec.find("arch")->getString(), "dense");
+  EXPECT_FALSE(m.library);
+  ASSERT_EQ(m.params.size(), 5u);
+  EXPECT_EQ(m.params[0].name, "wte.weight");
+  EXPECT_EQ(m.params[0].shape, (std::vector<int64_t>{16, 4}));
+  EXPECT_EQ(m.params[0].init, InitKind::Normal);
+  EXPECT_EQ(m.params[0].std, 0.02);
+  EXPECT_TRUE(m.params[0].decay);
+  EXPECT_EQ(m.params[1].init, InitKind::Uniform);
+  EXPECT_EQ(m.params[1].bound, 0.5);
+  EXPECT_EQ(m.params[2].init, InitKind::Zeros);
+  EXPECT_FALSE(m.params[2].decay);
+  EXPECT_EQ(m.params[3].init, InitKind::Ones);
+  EXPECT_EQ(m.params[4].init, InitKind::Identity);
+}
+
+TEST(ManifestTest, ReadsTheLibraryAndIgnoresUnknownKeys) {
+  json::Value value = sampleManifest();
+  member(value, "library") = json::Value("model.so");
+  member(value, "entry_points") = json::Value(json::Value::Array{});
+  Manifest m = parse(value);
+  ASSERT_TRUE(m.library);
+  EXPECT_EQ(*m.library, "model.so");
+}
+
+TEST(ManifestTest, RejectsMalformedJsonWithItsPosition) {
+  EXPECT_TRUE(failsWith([] { parseManifest("{\n  \"format\": }", kPath); },
+                        {"pkg/manifest.json:2:13: malformed JSON"}));
+  EXPECT_TRUE(failsWith([] { parseManifest("[]", kPath); },
+                        {kPath, "expected a JSON object, got an array"}));
+}
+
+TEST(ManifestTest, RejectsOtherFormatsAndVersions) {
+  EXPECT_TRUE(rejects([](json::Value &v) { member(v, "format") = "onnx"; },
+                      {"format", "not a mixpkg manifest"}));
+  EXPECT_TRUE(rejects([](json::Value &v) { erase(v, "format"); },
+                      {"format", "not a mixpkg manifest"}));
+  EXPECT_TRUE(rejects(
+      [](json::Value &v) { member(v, "format_version") = 2; },
+      {"format_version", "reads format version 1", "the package has 2"}));
+  EXPECT_TRUE(rejects([](json::Value &v) { member(v, "format_version") = "1"; },
+                      {"format_version", "the package has \"1\""}));
+}
+
+TEST(ManifestTest, RejectsBadTopLevelFields) {
+  EXPECT_TRUE(
+      rejects([](json::Value &v) { erase(v, "batch"); }, {"batch: missing"}));
+  EXPECT_TRUE(rejects([](json::Value &v) { member(v, "seq") = 0; },
+                      {"seq: expected an integer >= 1, got 0"}));
+  EXPECT_TRUE(rejects([](json::Value &v) { member(v, "batch") = 2.5; },
+                      {"batch: expected an integer >= 1, got 2.5"}));
+  EXPECT_TRUE(rejects([](json::Value &v) { member(v, "target") = "tpu"; },
+                      {"target", "\"cpu\" or \"cuda\"", "'tpu'"}));
+  EXPECT_TRUE(rejects([](json::Value &v) { member(v, "library") = ""; },
+                      {"library", "non-empty string"}));
+  EXPECT_TRUE(rejects([](json::Value &v) { member(v, "params") = 3; },
+                      {"params", "expected an array, got a number"}));
+}
+
+TEST(ManifestTest, RejectsBadSpecFields) {
+  EXPECT_TRUE(
+      rejects([](json::Value &v) { erase(member(v, "spec"), "vocab_size"); },
+              {"spec.vocab_size: missing"}));
+  EXPECT_TRUE(rejects(
+      [](json::Value &v) {
+        member(member(member(v, "spec"), "init"), "seed") = -1;
+      },
+      {"spec.init.seed: expected an integer >= 0, got -1"}));
+  EXPECT_TRUE(rejects(
+      [](json::Value &v) {
+        member(member(member(v, "spec"), "init"), "std") = 0;
+      },
+      {"spec.init.std: expected a positive number, got 0"}));
+  EXPECT_TRUE(rejects([](json::Value &v) { member(v, "spec") = "dense"; },
+                      {"spec: expected an object, got a string"}));
+}
+
+TEST(ManifestTest, RejectsBadParams) {
+  EXPECT_TRUE(rejects([](json::Value &v) { erase(paramAt(v, 0), "name"); },
+                      {"params[0].name: missing"}));
+  EXPECT_TRUE(rejects(
+      [](json::Value &v) {
+        member(paramAt(v, 0), "shape") =
+            json::Value::Array{json::Value(4), json::Value(0)};
+      },
+      {"params[0] ('wte.weight').shape", "positive integers, got 0"}));
+  EXPECT_TRUE(
+      rejects([](json::Value &v) { member(paramAt(v, 2), "init") = "xavier"; },
+              {"params[2] ('h.0.ln_1.bias').init", "one of normal, uniform",
+               "'xavier'"}));
+  EXPECT_TRUE(rejects([](json::Value &v) { erase(paramAt(v, 0), "std"); },
+                      {"params[0] ('wte.weight').std: missing"}));
+  EXPECT_TRUE(rejects(
+      [](json::Value &v) { member(paramAt(v, 0), "std") = -0.1; },
+      {"params[0] ('wte.weight').std: expected a non-negative number"}));
+  EXPECT_TRUE(rejects([](json::Value &v) { erase(paramAt(v, 1), "bound"); },
+                      {"params[1] ('h.0.mlp.kernels').bound: missing"}));
+  EXPECT_TRUE(rejects(
+      [](json::Value &v) {
+        member(paramAt(v, 4), "shape") =
+            json::Value::Array{json::Value(3), json::Value(2)};
+      },
+      {"params[4] ('h.0.altup.predict').init", "identity needs a square matrix",
+       "(3, 2)"}));
+  EXPECT_TRUE(rejects([](json::Value &v) { erase(paramAt(v, 3), "decay"); },
+                      {"params[3] ('h.0.ln_1.weight').decay: missing"}));
+  EXPECT_TRUE(rejects(
+      [](json::Value &v) { member(paramAt(v, 1), "name") = "wte.weight"; },
+      {"params[1]", "duplicate parameter 'wte.weight'"}));
+  EXPECT_TRUE(rejects(
+      [](json::Value &v) {
+        member(v, "params").getArray().push_back(json::Value(1));
+      },
+      {"params[5]: expected an object"}));
+}
+
+TEST(ManifestTest, ErrorsGiveTheLine) {
+  std::string text = json::write(sampleManifest());
+  // Put every key on its own line, as a pretty-printer would.
+  std::string pretty;
+  for (char c : text) {
+    pretty += c;
+    if (c == ',')
+      pretty += '\n';
+  }
+  size_t at = pretty.find("\"init\":\"ones\"");
+  ASSERT_NE(at, std::string::npos);
+  pretty.replace(at, 13, "\"init\":\"twos\"");
+  int line = 1 + std::count(pretty.begin(), pretty.begin() + at, '\n');
+  EXPECT_TRUE(failsWith([&] { parseManifest(pretty, kPath); },
+                        {std::string(kPath) + ":" + std::to_string(line) +
+                         ": params[3] ('h.0.ln_1.weight').init"}));
+}
+
+TEST(ManifestTest, ReadsAPackageDirectory) {
+  TempDir dir;
+  std::filesystem::create_directory(dir.file("m.mixpkg"));
+  writeBytes(dir.file("m.mixpkg/manifest.json"), json::write(sampleManifest()));
+  Manifest m = readManifest(dir.file("m.mixpkg"));
+  EXPECT_EQ(m.packagePath, dir.file("m.mixpkg"));
+  EXPECT_EQ(m.manifestPath, dir.file("m.mixpkg/manifest.json"));
+  EXPECT_EQ(m.params.size(), 5u);
+}
+
+TEST(ManifestTest, RejectsWhatIsNotAPackage) {
+  TempDir dir;
+  EXPECT_TRUE(failsWith([&] { readManifest(dir.file("absent")); },
+                        {dir.file("absent"), "not a package directory"}));
+  writeBytes(dir.file("file"), "{}");
+  EXPECT_TRUE(failsWith([&] { readManifest(dir.file("file")); },
+                        {"not a package directory"}));
+  EXPECT_TRUE(failsWith([&] { readManifest(dir.path.string()); },
+                        {dir.file("manifest.json"), "cannot open"}));
+}
+
+} // namespace

@@ -1,0 +1,162 @@
+//===- mix-tokenize.cpp - Tokenize and detokenize files -------------------===//
+//
+// Encodes a text file into token ids, decodes ids back into text, or counts
+// tokens, with the byte or the GPT-2 tokenizer; errors are one stderr line.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mixrt/CommandLine.h"
+#include "mixrt/Error.h"
+#include "mixrt/File.h"
+#include "mixrt/Tokenizer.h"
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <new>
+#include <sstream>
+
+using namespace mixrt;
+
+static const char *const kTool = "mix-tokenize";
+
+static CommandSpec spec(const char *name, const char *summary,
+                        const char *fileHelp) {
+  return {kTool,
+          name,
+          summary,
+          {{"FILE", fileHelp}},
+          {{"tokenizer", "NAME", "byte or gpt2", true},
+           {"gpt2-dir", "DIR",
+            "the directory with encoder.json and vocab.bpe (default "
+            "data/gpt2)"}}};
+}
+
+static std::unique_ptr<Tokenizer> tokenizerFor(const ParsedArgs &args) {
+  return createTokenizer(args.get("tokenizer"),
+                         args.getOptional("gpt2-dir").value_or("data/gpt2"));
+}
+
+static int runEncode(const ParsedArgs &args) {
+  const std::string &path = args.positionals[0];
+  auto tok = tokenizerFor(args);
+  std::string text = readFile(path);
+  std::vector<TokenId> ids;
+  try {
+    ids = tok->encode(text);
+  } catch (const Error &e) {
+    fail(path, ": ", e.what());
+  }
+  std::string out;
+  out.reserve(ids.size() * 6);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i)
+      out += ' ';
+    out += std::to_string(ids[i]);
+  }
+  out += '\n';
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
+static int runDecode(const ParsedArgs &args) {
+  const std::string &path = args.positionals[0];
+  auto tok = tokenizerFor(args);
+  std::istringstream in(readFile(path));
+  std::vector<TokenId> ids;
+  std::string word;
+  while (in >> word)
+    ids.push_back(static_cast<TokenId>(
+        parseInteger(word, path + ": token id " + quote(word))));
+  std::string text;
+  try {
+    text = tok->decode(ids);
+  } catch (const Error &e) {
+    fail(path, ": ", e.what());
+  }
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return 0;
+}
+
+static int runCount(const ParsedArgs &args) {
+  const std::string &path = args.positionals[0];
+  auto tok = tokenizerFor(args);
+  std::string text = readFile(path);
+  auto start = std::chrono::steady_clock::now();
+  size_t count;
+  try {
+    count = tok->encode(text).size();
+  } catch (const Error &e) {
+    fail(path, ": ", e.what());
+  }
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  std::cout << path << ": " << text.size() << " bytes, " << count << " "
+            << tok->getName() << " tokens (encoded in " << seconds << " s)\n";
+  return 0;
+}
+
+static void printTopUsage(std::ostream &os) {
+  os << "usage: mix-tokenize <command> FILE --tokenizer byte|gpt2 "
+        "[--gpt2-dir DIR]\n\n"
+        "commands:\n"
+        "  encode  print the token ids of a UTF-8 text file\n"
+        "  decode  print the text of a file of token ids\n"
+        "  count   print how many tokens a file has\n\n"
+        "Run 'mix-tokenize <command> --help' for details.\n";
+}
+
+static int run(const std::vector<std::string> &words) {
+  if (words.empty()) {
+    printTopUsage(std::cerr);
+    return 1;
+  }
+  const std::string &command = words[0];
+  if (command == "--help" || command == "-h" || command == "help") {
+    printTopUsage(std::cout);
+    return 0;
+  }
+  CommandSpec s;
+  int (*body)(const ParsedArgs &);
+  if (command == "encode") {
+    s = spec("encode",
+             "Prints the token ids of FILE on one line, separated by spaces.",
+             "the text to encode (UTF-8 for gpt2)");
+    body = runEncode;
+  } else if (command == "decode") {
+    s = spec("decode", "Prints the text that the token ids in FILE stand for.",
+             "token ids separated by white space");
+    body = runDecode;
+  } else if (command == "count") {
+    s = spec("count",
+             "Prints the number of tokens in FILE and the time "
+             "encoding took.",
+             "the text to encode");
+    body = runCount;
+  } else {
+    fail("unknown command ", quote(command),
+         " (expected encode, decode or count; see 'mix-tokenize --help')");
+  }
+  ParsedArgs args =
+      parseArgs(s, std::vector<std::string>(words.begin() + 1, words.end()));
+  if (args.help) {
+    std::cout << formatUsage(s);
+    return 0;
+  }
+  return body(args);
+}
+
+int main(int argc, char **argv) {
+  std::vector<std::string> words(argv + 1, argv + argc);
+  try {
+    return run(words);
+  } catch (const std::bad_alloc &) {
+    std::cerr << kTool << ": error: out of memory\n";
+  } catch (const std::exception &e) {
+    std::cerr << kTool << ": error: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << kTool << ": error: unexpected failure\n";
+  }
+  return 1;
+}
