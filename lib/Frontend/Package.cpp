@@ -69,7 +69,11 @@ llvm::json::Value mlir::mix::manifestJSON(const PackageContents &c) {
         {"forward", Object{{"symbol", "mix_forward"},
                            {"outputs", Array{"loss", "ce", "aux"}}}},
         {"grad", Object{{"symbol", "mix_grad"},
-                        {"outputs", std::move(gradOutputs)}}}};
+                        {"outputs", std::move(gradOutputs)}}},
+        {"adamw", Object{{"symbol", "mix_adamw"},
+                         {"inputs", "params, grads, m, v, [lr, 1 - beta1^t, "
+                                    "1 - beta2^t]"},
+                         {"outputs", "params, m, v, grad_norm"}}}};
   }
   return manifest;
 }

@@ -178,10 +178,10 @@ const SymTensor &Encoder::get(Value v) {
   Operation *def = v.getDefiningOp();
   if (auto gate = dyn_cast_or_null<GateOp>(def))
     t = gateLeaf(gate);
-  else if (def && !isa<GateOp>(def))
-    t = encode(def, v);
   else if (names.count(v))
     t = leaf(v, names.lookup(v));
+  else if (def)
+    t = encode(def, v);
   else
     t = leaf(v, llvm::formatv("arg{0}", counter++).str());
   return env.try_emplace(v, std::move(t)).first->second;
@@ -396,9 +396,12 @@ static void collectSizes(Value v, std::set<int64_t> &sizes,
   if (auto t = dyn_cast<RankedTensorType>(v.getType()))
     sizes.insert(t.getShape().begin(), t.getShape().end());
   Operation *def = v.getDefiningOp();
-  if (!def || !seen.insert(def))
+  // Only ops the encoder encodes matter; anything else is a free leaf.
+  if (!def || !isa<LinearOp, AddOp, SubOp, MulOp, ReluOp, GeluOp, SigmoidOp,
+                   TanhOp, SiluOp, MixtureOp, DynamicConvOp,
+                   tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
     return;
-  if (isa<GateOp>(def))
+  if (!seen.insert(def))
     return;
   for (Value operand : def->getOperands())
     collectSizes(operand, sizes, seen);
@@ -532,9 +535,14 @@ SMTCheckResult mlir::mix::checkEquivalence(Value source, Value target,
     std::string sizes = "at shape " + shapeString(src.shape);
     z3::params simp(ctx);
     simp.set("som", true);
+    // Mixtures multiply sums by sums: let sum-of-monomials expand them.
+    simp.set("som_blowup", 1000000u);
+    // Bound the work: a check that cannot finish is reported as unknown.
+    simp.set("max_steps", 2000000u);
     z3::solver solver(ctx);
     z3::params sp(ctx);
     sp.set("timeout", timeoutMs);
+    sp.set("rlimit", 20000000u);
     solver.set(sp);
     for (const z3::expr &c : enc.constraints)
       solver.add(c);
@@ -542,6 +550,9 @@ SMTCheckResult mlir::mix::checkEquivalence(Value source, Value target,
       z3::expr diff = (src.elems[i] - tgt.elems[i]).simplify(simp);
       if (diff.is_numeral() && diff.get_decimal_string(0) == "0")
         continue;
+      if (getenv("MIX_SMT_DEBUG"))
+        llvm::errs() << "element " << i << " diff: " << diff.to_string()
+                     << "\n";
       solver.push();
       solver.add(src.elems[i] != tgt.elems[i]);
       z3::check_result r = solver.check();

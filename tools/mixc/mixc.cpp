@@ -172,6 +172,7 @@ int main(int argc, char **argv) {
     return 0;
   PassManager training(&context);
   training.addPass(createMixAutodiffPass());
+  training.addPass(createMixAppendAdamWPass());
   training.addPass(createCanonicalizerPass());
   training.addPass(createCSEPass());
   if (failed(training.run(*module)))
@@ -196,7 +197,8 @@ int main(int argc, char **argv) {
     return fail("lowering '" + inputFile + "' to LLVM failed");
   if (stop(Stage::LLVM))
     return 0;
-  if (failed(addPackedEntryPoints(*module, {"forward", "grad"}, entryTypes)))
+  if (failed(addPackedEntryPoints(*module, {"forward", "grad", "adamw"},
+                                  entryTypes)))
     return fail("lowering '" + inputFile + "' to LLVM failed");
 
   PackageContents contents{*spec, batch, seq, "cpu", *proved, "model.so"};

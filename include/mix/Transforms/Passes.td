@@ -123,4 +123,27 @@ def MixAutodiffPass : Pass<"mix-autodiff", "::mlir::ModuleOp"> {
   ];
 }
 
+def MixAppendAdamWPass : Pass<"mix-append-adamw", "::mlir::ModuleOp"> {
+  let summary = "Append the AdamW update of @forward's parameters";
+  let description = [{
+    Adds `@adamw(params..., grads..., m..., v..., hyper) -> (params'...,
+    m'..., v'..., grad_norm)`, where `hyper = [lr, 1 - beta1^t, 1 -
+    beta2^t]`: the gradients are clipped to a global norm of at most
+    `max-grad-norm` (coefficient `min(1, max / (norm + 1e-6))`, as
+    `torch.nn.utils.clip_grad_norm_`), then PyTorch's AdamW updates every
+    parameter, with decoupled weight decay on tensors of rank >= 2 (SPEC
+    §7). It is a separate entry point so that data-parallel training can
+    all-reduce the gradients between @grad and @adamw.
+  }];
+  let dependentDialects = ["::mlir::mix::MixDialect",
+                           "::mlir::arith::ArithDialect"];
+  let options = [
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.95", "">,
+    Option<"epsilon", "epsilon", "double", /*default=*/"1e-8", "">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.1", "">,
+    Option<"maxGradNorm", "max-grad-norm", "double", /*default=*/"1.0", "">
+  ];
+}
+
 #endif // MIX_TRANSFORMS_PASSES_TD

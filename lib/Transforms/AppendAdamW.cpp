@@ -1,0 +1,112 @@
+//===- AppendAdamW.cpp - The AdamW update as a compiled function ----------===//
+//
+// Appends @adamw: global gradient-norm clipping and PyTorch's AdamW
+// (decoupled weight decay on tensors of rank >= 2), SPEC §7, over the
+// parameters of @forward, in primitive mix ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mix/Transforms/Passes.h"
+#include "mix/Transforms/PrimitiveBuilder.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir {
+namespace mix {
+#define GEN_PASS_DEF_MIXAPPENDADAMWPASS
+#include "mix/Transforms/Passes.h.inc"
+} // namespace mix
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::mix;
+
+namespace {
+struct AppendAdamWPass
+    : mix::impl::MixAppendAdamWPassBase<AppendAdamWPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    auto module = cast<ModuleOp>(getOperation());
+    auto forward = module.lookupSymbol<func::FuncOp>("forward");
+    if (!forward) {
+      module.emitError("no @forward whose parameters AdamW would update");
+      return signalPassFailure();
+    }
+    SmallVector<RankedTensorType> params;
+    for (Type t : forward.getArgumentTypes()) {
+      auto type = cast<RankedTensorType>(t);
+      if (type.getElementType().isF32())
+        params.push_back(type);
+    }
+    int64_t n = params.size();
+
+    // (params, grads, m, v, hyper = [lr, 1 - beta1^t, 1 - beta2^t])
+    //   -> (params', m', v', grad_norm)
+    MLIRContext *ctx = module.getContext();
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    Location loc = forward.getLoc();
+    auto scalar = RankedTensorType::get({}, b.getF32Type());
+    SmallVector<Type> inputs, outputs;
+    for (int copy = 0; copy < 4; ++copy)
+      inputs.append(params.begin(), params.end());
+    inputs.push_back(RankedTensorType::get({3}, b.getF32Type()));
+    for (int copy = 0; copy < 3; ++copy)
+      outputs.append(params.begin(), params.end());
+    outputs.push_back(scalar);
+    auto fn = func::FuncOp::create(b, loc, "adamw",
+                                   FunctionType::get(ctx, inputs, outputs));
+    Block *body = fn.addEntryBlock();
+    OpBuilder fb = OpBuilder::atBlockBegin(body);
+    PrimitiveBuilder pb(fb, loc);
+    auto arg = [&](int group, int64_t i) {
+      return body->getArgument(group * n + i);
+    };
+    Value hyper = body->getArgument(4 * n);
+    auto hyperAt = [&](int64_t i) { return pb.slice(hyper, 0, i, 1); };
+    // As a (1, ..., 1) tensor broadcasting against rank r.
+    auto asRank = [&](Value v, int64_t r) {
+      return pb.reshape(v, SmallVector<int64_t>(r, 1));
+    };
+    Value lr = hyperAt(0), bc1 = hyperAt(1), bc2 = hyperAt(2);
+
+    // Global norm of all gradients; clip coefficient min(1, max/(norm+1e-6)).
+    Value sumSq;
+    for (int64_t i = 0; i < n; ++i) {
+      Value g = arg(1, i);
+      Value s = pb.sumAll(pb.mul(g, g));
+      sumSq = sumSq ? pb.add(sumSq, s) : s;
+    }
+    Value norm = pb.unary<SqrtOp>(sumSq);
+    Value ratio = pb.div(pb.splat({}, maxGradNorm),
+                         pb.add(norm, pb.splat({}, 1e-6)));
+    // min(1, ratio) = -max(-1, -ratio)
+    Value clip = pb.neg(pb.max(pb.splat({}, -1.0), pb.neg(ratio)));
+
+    SmallVector<Value> newParams, newM, newV;
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t r = params[i].getRank();
+      Value p = arg(0, i), g = pb.mul(arg(1, i), asRank(clip, r));
+      Value m = arg(2, i), v = arg(3, i);
+      Value lrR = asRank(lr, r);
+      if (r >= 2)
+        p = pb.sub(p, pb.mul(p, pb.scale(lrR, weightDecay)));
+      Value m2 = pb.add(pb.scale(m, beta1), pb.scale(g, 1.0 - beta1));
+      Value v2 =
+          pb.add(pb.scale(v, beta2), pb.scale(pb.mul(g, g), 1.0 - beta2));
+      Value mhat = pb.div(m2, asRank(bc1, r));
+      Value vhat = pb.div(v2, asRank(bc2, r));
+      Value denom =
+          pb.add(pb.unary<SqrtOp>(vhat), pb.scalar(r, epsilon));
+      newParams.push_back(pb.sub(p, pb.mul(lrR, pb.div(mhat, denom))));
+      newM.push_back(m2);
+      newV.push_back(v2);
+    }
+    SmallVector<Value> results(newParams);
+    results.append(newM.begin(), newM.end());
+    results.append(newV.begin(), newV.end());
+    results.push_back(norm);
+    func::ReturnOp::create(fb, loc, results);
+  }
+};
+} // namespace
