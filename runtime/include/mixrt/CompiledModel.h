@@ -41,13 +41,17 @@ public:
                   const int32_t *tokens, const int32_t *targets,
                   const std::vector<float *> &grads) const;
 
+  /// Calls the compiled AdamW update with its packed arguments:
+  /// params, grads, m, v, hyper[3], then params', m', v', grad_norm.
+  void adamw(void **args) const;
+
 private:
   using Entry = void (*)(void **);
   Entry lookup(const char *symbol) const;
 
   const Manifest &manifest;
   void *handle = nullptr;
-  Entry forwardEntry = nullptr, gradEntry = nullptr;
+  Entry forwardEntry = nullptr, gradEntry = nullptr, adamwEntry = nullptr;
 };
 
 } // namespace mixrt

@@ -29,7 +29,10 @@ CompiledModel::CompiledModel(const Manifest &manifest) : manifest(manifest) {
   }
   forwardEntry = lookup("mix_forward");
   gradEntry = lookup("mix_grad");
+  adamwEntry = lookup("mix_adamw");
 }
+
+void CompiledModel::adamw(void **args) const { adamwEntry(args); }
 
 CompiledModel::~CompiledModel() {
   if (handle)

@@ -101,7 +101,10 @@ ParsedArgs mixrt::parseArgs(const CommandSpec &spec,
         [&](const CommandSpec::Option &o) { return o.flag == flag; });
     if (option == spec.options.end())
       fail(spec.name, ": unknown option ", quote("--" + flag), seeHelp);
-    if (!value) {
+    if (!value && option->metavar.empty()) {
+      // An option without a metavar is a flag.
+      value = "1";
+    } else if (!value) {
       if (i + 1 == args.size())
         fail(spec.name, ": option --", flag, " needs a value (",
              option->metavar, ")");

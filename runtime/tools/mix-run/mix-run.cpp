@@ -13,6 +13,9 @@
 #include "mixrt/Inputs.h"
 #include "mixrt/Manifest.h"
 #include "mixrt/Safetensors.h"
+#include "mixrt/Train.h"
+
+#include <cmath>
 
 #include <algorithm>
 #include <iostream>
@@ -47,6 +50,101 @@ static CommandSpec gradSpec() {
        {"batch", "BATCH.safetensors",
         "tokens and targets, int32 or int64 of shape (batch, seq)", true},
        {"out", "OUT.safetensors", "the file to write", true}}};
+}
+
+static CommandSpec trainSpec() {
+  return {kTool,
+          "train",
+          "Trains the package on DIR/train.txt, evaluating on DIR/val.txt "
+          "(SPEC section 7):\nwarm-up and cosine learning rate, gradient "
+          "clipping, AdamW, checkpoints in\nRUN_DIR/checkpoint.safetensors, "
+          "one JSON object a step in RUN_DIR/metrics.jsonl,\nand the loss "
+          "curves in RUN_DIR/loss.png.",
+          {packageArgument()},
+          {{"data", "DIR", "directory with train.txt and val.txt", true},
+           {"steps", "N", "number of optimizer steps", true},
+           {"out", "RUN_DIR", "directory for checkpoints and metrics", true},
+           {"lr", "LR", "peak learning rate (default 1e-3)", false},
+           {"warmup", "N", "warm-up steps (default steps/10)", false},
+           {"eval-every", "N", "evaluate every N steps (default steps/10)",
+            false},
+           {"ckpt-every", "N", "checkpoint every N steps (default: as "
+                               "eval-every)",
+            false},
+           {"eval-batches", "N", "validation batches an evaluation (default 8)",
+            false},
+           {"tokenizer", "byte|gpt2", "tokenizer (default byte)", false},
+           {"gpt2-dir", "DIR", "encoder.json and vocab.bpe for gpt2", false},
+           {"resume", "", "continue from RUN_DIR/checkpoint.safetensors",
+            false}}};
+}
+
+static CommandSpec evalSpec() {
+  return {kTool,
+          "eval",
+          "Validation cross-entropy and perplexity of parameters on "
+          "DIR/val.txt.",
+          {packageArgument()},
+          {{"params", "P.safetensors", "the parameters (or a checkpoint's "
+                                       "param.* tensors)",
+            true},
+           {"data", "DIR", "directory with val.txt", true},
+           {"eval-batches", "N", "validation batches (default 8)", false},
+           {"tokenizer", "byte|gpt2", "tokenizer (default byte)", false},
+           {"gpt2-dir", "DIR", "encoder.json and vocab.bpe for gpt2", false}}};
+}
+
+static int runTrain(const ParsedArgs &args) {
+  TrainOptions o;
+  o.package = args.positionals[0];
+  o.dataDir = args.get("data");
+  o.outDir = args.get("out");
+  o.steps = args.getInteger("steps", 1, int64_t(1) << 40);
+  if (args.getOptional("lr"))
+    o.lr = args.getNumber("lr");
+  if (args.getOptional("warmup"))
+    o.warmup = args.getInteger("warmup", 0, int64_t(1) << 40);
+  if (args.getOptional("eval-every"))
+    o.evalEvery = args.getInteger("eval-every", 1, int64_t(1) << 40);
+  if (args.getOptional("ckpt-every"))
+    o.ckptEvery = args.getInteger("ckpt-every", 1, int64_t(1) << 40);
+  if (args.getOptional("eval-batches"))
+    o.evalBatches = args.getInteger("eval-batches", 1, 1 << 20);
+  if (auto t = args.getOptional("tokenizer"))
+    o.tokenizer = *t;
+  if (auto d = args.getOptional("gpt2-dir"))
+    o.gpt2Dir = *d;
+  o.resume = args.getOptional("resume").has_value();
+  train(o);
+  return 0;
+}
+
+static int runEval(const ParsedArgs &args) {
+  Manifest manifest = readManifest(args.positionals[0]);
+  CompiledModel model(manifest);
+  const std::string &paramsPath = args.get("params");
+  TensorFile file = readSafetensors(paramsPath);
+  // A checkpoint holds param.<name>; a parameter file holds <name>.
+  TensorFile params;
+  for (const NamedTensor &t : file.getTensors())
+    if (t.name.rfind("param.", 0) == 0)
+      params.add(t.name.substr(6), t.tensor);
+  const TensorFile &source = params.getTensors().empty() ? file : params;
+  std::vector<const float *> data;
+  for (const Tensor *t : checkParams(manifest, source, paramsPath))
+    data.push_back(t->getData<float>());
+  std::string tokenizerName = args.getOptional("tokenizer").value_or("byte");
+  std::unique_ptr<Tokenizer> tokenizer = createTokenizer(
+      tokenizerName, args.getOptional("gpt2-dir").value_or(""));
+  Corpus val = Corpus::load(args.get("data") + "/val.txt", *tokenizer,
+                            manifest.seq);
+  int64_t batches = args.getOptional("eval-batches")
+                        ? args.getInteger("eval-batches", 1, 1 << 20)
+                        : 8;
+  double ce = evaluate(model, manifest, data, val, batches);
+  std::cout << "val_ce " << ce << " nats/token\nperplexity " << std::exp(ce)
+            << "\n";
+  return 0;
 }
 
 static CommandSpec pendingSpec(const char *name, const char *summary) {
@@ -108,8 +206,8 @@ static void printTopUsage(std::ostream &os) {
         "commands:\n"
         "  init      write the initial parameters of a package\n"
         "  grad      compute the loss and every gradient on one batch\n"
-        "  train     train a package (not implemented yet)\n"
-        "  eval      evaluate a package (not implemented yet)\n"
+        "  train     train a package on a text corpus\n"
+        "  eval      validation cross-entropy and perplexity\n"
         "  generate  sample text from a package (not implemented yet)\n\n"
         "Run 'mix-run <command> --help' for the arguments of a command.\n";
 }
@@ -134,9 +232,11 @@ static int run(const std::vector<std::string> &words) {
     spec = gradSpec();
     body = runGrad;
   } else if (command == "train") {
-    spec = pendingSpec("train", "Trains a package");
+    spec = trainSpec();
+    body = runTrain;
   } else if (command == "eval") {
-    spec = pendingSpec("eval", "Evaluates a package");
+    spec = evalSpec();
+    body = runEval;
   } else if (command == "generate") {
     spec = pendingSpec("generate", "Samples text from a package");
   } else {

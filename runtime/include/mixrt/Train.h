@@ -1,0 +1,59 @@
+//===- Train.h - Training and evaluating compiled packages ------*- C++ -*-===//
+//
+// The training loop of `mix-run train` (schedule, clipping and AdamW in the
+// compiled code, evaluation, checkpoints, metrics, resume) and the
+// validation loss of `mix-run eval`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MIXRT_TRAIN_H
+#define MIXRT_TRAIN_H
+
+#include "mixrt/CompiledModel.h"
+#include "mixrt/Corpus.h"
+#include "mixrt/Safetensors.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mixrt {
+
+struct TrainOptions {
+  std::string package, dataDir, outDir;
+  /// "byte" or "gpt2" (with gpt2Dir holding encoder.json and vocab.bpe).
+  std::string tokenizer = "byte", gpt2Dir;
+  int64_t steps = 0;
+  double lr = 1e-3;
+  /// Warm-up steps; -1 means steps / 10.
+  int64_t warmup = -1;
+  /// Evaluate and checkpoint every this many steps; -1 means steps / 10.
+  int64_t evalEvery = -1, ckptEvery = -1;
+  /// Validation batches per evaluation.
+  int64_t evalBatches = 8;
+  bool resume = false;
+  /// Seed of the batch sampler.
+  uint64_t dataSeed = 1234;
+};
+
+/// The learning rate of update `step` (1-based): linear warm-up from 0,
+/// then cosine to 10% of `peak` at `total` (SPEC §7).
+double learningRate(int64_t step, int64_t total, int64_t warmup, double peak);
+
+/// Runs training; throws Error on bad input or a failed step.
+void train(const TrainOptions &options);
+
+/// The mean cross-entropy over `batches` validation batches, taken at
+/// evenly spaced offsets of `corpus`.
+double evaluate(const CompiledModel &model, const Manifest &manifest,
+                const std::vector<const float *> &params, const Corpus &corpus,
+                int64_t batches);
+
+/// Writes a PNG line plot of the training loss and validation CE.
+void writeLossPlot(const std::string &path,
+                   const std::vector<std::pair<int64_t, double>> &train,
+                   const std::vector<std::pair<int64_t, double>> &val);
+
+} // namespace mixrt
+
+#endif // MIXRT_TRAIN_H
