@@ -32,6 +32,9 @@ struct TrainOptions {
   /// Validation batches per evaluation.
   int64_t evalBatches = 8;
   bool resume = false;
+  /// Stop (with a checkpoint) after this step, as an interrupted run would;
+  /// -1 runs to the end.
+  int64_t stopAfter = -1;
   /// Seed of the batch sampler.
   uint64_t dataSeed = 1234;
 };

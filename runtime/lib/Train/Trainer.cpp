@@ -276,7 +276,8 @@ void mixrt::train(const TrainOptions &o) {
     double tps = double(tokensPerStep) / seconds;
     trainCurve.emplace_back(step, loss.loss);
     std::ostringstream line;
-    line.precision(6);
+    // Nine significant digits: a float's value, exactly.
+    line.precision(9);
     line << "{\"step\": " << step << ", \"loss\": " << loss.loss
          << ", \"ce\": " << loss.ce << ", \"aux\": " << loss.aux
          << ", \"lr\": " << lr << ", \"grad_norm\": " << gradNorm
@@ -291,7 +292,8 @@ void mixrt::train(const TrainOptions &o) {
     line << "}";
     metrics << line.str() << "\n";
     metrics.flush();
-    if (step % ckptEvery == 0 || step == o.steps)
+    bool stopping = step == o.stopAfter;
+    if (step % ckptEvery == 0 || step == o.steps || stopping)
       saveCheckpoint(ckptPath, manifest, state);
 
     double elapsed = std::chrono::duration<double>(
@@ -312,6 +314,11 @@ void mixrt::train(const TrainOptions &o) {
                 << "\x1b[K" << std::flush;
     } else if (step % evalEvery == 0 || step == o.steps || step == 1) {
       std::cerr << buf << "\n";
+    }
+    if (stopping) {
+      std::cerr << (tty ? "\n" : "") << "mix-run: stopped after step " << step
+                << "; resume with --resume\n";
+      return;
     }
   }
   if (tty)

@@ -76,7 +76,8 @@ static CommandSpec trainSpec() {
            {"tokenizer", "byte|gpt2", "tokenizer (default byte)", false},
            {"gpt2-dir", "DIR", "encoder.json and vocab.bpe for gpt2", false},
            {"resume", "", "continue from RUN_DIR/checkpoint.safetensors",
-            false}}};
+            false},
+           {"stop-after", "N", "stop with a checkpoint after step N", false}}};
 }
 
 static CommandSpec evalSpec() {
@@ -115,6 +116,8 @@ static int runTrain(const ParsedArgs &args) {
   if (auto d = args.getOptional("gpt2-dir"))
     o.gpt2Dir = *d;
   o.resume = args.getOptional("resume").has_value();
+  if (args.getOptional("stop-after"))
+    o.stopAfter = args.getInteger("stop-after", 1, int64_t(1) << 40);
   train(o);
   return 0;
 }
