@@ -20,4 +20,7 @@ build/bin/mix-run train build/tiny-cmollm.mixpkg --data data/brown \
 echo "== mix-run eval"
 build/bin/mix-run eval build/tiny-cmollm.mixpkg \
   --params runs/tiny-cmollm/checkpoint.safetensors --data data/brown --eval-batches 16
+echo "== mix-run generate"
+build/bin/mix-run generate build/tiny-cmollm.mixpkg \
+  --params runs/tiny-cmollm/checkpoint.safetensors --prompt "The jury said " --tokens 160
 echo "(unigram level of the byte stream: 3.10 nats; loss curves: runs/tiny-cmollm/loss.png)"

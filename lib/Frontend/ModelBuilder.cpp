@@ -313,6 +313,20 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   }
   Value loss = binary<AddOp>(ce, aux);
   func::ReturnOp::create(b, loc, ValueRange{loss, ce, aux});
+
+  // @logits: the same arguments, returning the next-token logits (B,S,V)
+  // for sampling; what only the loss needs is dead there and folds away.
+  b.setInsertionPointToEnd(module->getBody());
+  auto logitsFn = cast<func::FuncOp>(b.clone(*func));
+  logitsFn.setSymName("logits");
+  auto ret = cast<func::ReturnOp>(logitsFn.getBody().front().getTerminator());
+  CrossEntropyOp lossOp;
+  logitsFn.walk([&](CrossEntropyOp op) { lossOp = op; });
+  Value out = lossOp.getLogits();
+  b.setInsertionPoint(ret);
+  func::ReturnOp::create(b, loc, out);
+  ret.erase();
+  logitsFn.setType(b.getFunctionType(func.getArgumentTypes(), out.getType()));
   return module;
 }
 

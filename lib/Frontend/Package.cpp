@@ -70,6 +70,8 @@ llvm::json::Value mlir::mix::manifestJSON(const PackageContents &c) {
                            {"outputs", Array{"loss", "ce", "aux"}}}},
         {"grad", Object{{"symbol", "mix_grad"},
                         {"outputs", std::move(gradOutputs)}}},
+        {"logits", Object{{"symbol", "mix_logits"},
+                          {"outputs", Array{"logits"}}}},
         {"adamw", Object{{"symbol", "mix_adamw"},
                          {"inputs", "params, grads, m, v, [lr, 1 - beta1^t, "
                                     "1 - beta2^t]"},

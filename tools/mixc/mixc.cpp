@@ -197,8 +197,8 @@ int main(int argc, char **argv) {
     return fail("lowering '" + inputFile + "' to LLVM failed");
   if (stop(Stage::LLVM))
     return 0;
-  if (failed(addPackedEntryPoints(*module, {"forward", "grad", "adamw"},
-                                  entryTypes)))
+  if (failed(addPackedEntryPoints(
+          *module, {"forward", "grad", "adamw", "logits"}, entryTypes)))
     return fail("lowering '" + inputFile + "' to LLVM failed");
 
   PackageContents contents{*spec, batch, seq, "cpu", *proved, "model.so"};

@@ -20,7 +20,8 @@ namespace mix {
 inline constexpr llvm::StringLiteral kParamNameAttr = "mix.param";
 
 /// Builds `func.func @forward(params..., tokens, targets) -> (loss, ce, aux)`
-/// for fixed `batch` and `seq`; parameters come in paramTable(spec) order,
+/// for fixed `batch` and `seq`, and `@logits` with the same arguments
+/// returning the logits (B,S,V); parameters come in paramTable(spec) order,
 /// each argument tagged with its name.
 OwningOpRef<ModuleOp> buildModel(MLIRContext *context, const ModelSpec &spec,
                                  int64_t batch, int64_t seq);

@@ -41,6 +41,10 @@ public:
                   const int32_t *tokens, const int32_t *targets,
                   const std::vector<float *> &grads) const;
 
+  /// The logits (batch * seq * vocab floats) of a batch of tokens.
+  void logits(const std::vector<const float *> &params, const int32_t *tokens,
+              float *out) const;
+
   /// Calls the compiled AdamW update with its packed arguments:
   /// params, grads, m, v, hyper[3], then params', m', v', grad_norm.
   void adamw(void **args) const;
@@ -51,7 +55,8 @@ private:
 
   const Manifest &manifest;
   void *handle = nullptr;
-  Entry forwardEntry = nullptr, gradEntry = nullptr, adamwEntry = nullptr;
+  Entry forwardEntry = nullptr, gradEntry = nullptr, adamwEntry = nullptr,
+        logitsEntry = nullptr;
 };
 
 } // namespace mixrt

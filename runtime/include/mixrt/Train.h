@@ -12,6 +12,7 @@
 #include "mixrt/CompiledModel.h"
 #include "mixrt/Corpus.h"
 #include "mixrt/Safetensors.h"
+#include "mixrt/Tokenizer.h"
 
 #include <cstdint>
 #include <string>
@@ -51,6 +52,22 @@ void train(const TrainOptions &options);
 double evaluate(const CompiledModel &model, const Manifest &manifest,
                 const std::vector<const float *> &params, const Corpus &corpus,
                 int64_t batches);
+
+struct GenerateOptions {
+  int64_t tokens = 200;
+  /// 0 samples greedily.
+  double temperature = 0.8;
+  /// Sample among the k most likely tokens; 0 means all.
+  int64_t topK = 40;
+  uint64_t seed = 0;
+};
+
+/// Samples `options.tokens` tokens after `context`.
+std::vector<TokenId> generate(const CompiledModel &model,
+                              const Manifest &manifest,
+                              const std::vector<const float *> &params,
+                              std::vector<TokenId> context,
+                              const GenerateOptions &options);
 
 /// Writes a PNG line plot of the training loss and validation CE.
 void writeLossPlot(const std::string &path,

@@ -30,6 +30,19 @@ CompiledModel::CompiledModel(const Manifest &manifest) : manifest(manifest) {
   forwardEntry = lookup("mix_forward");
   gradEntry = lookup("mix_grad");
   adamwEntry = lookup("mix_adamw");
+  logitsEntry = lookup("mix_logits");
+}
+
+void CompiledModel::logits(const std::vector<const float *> &params,
+                           const int32_t *tokens, float *out) const {
+  std::vector<void *> args;
+  for (const float *p : params)
+    args.push_back(const_cast<float *>(p));
+  args.push_back(const_cast<int32_t *>(tokens));
+  // The entry takes targets too (the same signature as forward); unused.
+  args.push_back(const_cast<int32_t *>(tokens));
+  args.push_back(out);
+  logitsEntry(args.data());
 }
 
 void CompiledModel::adamw(void **args) const { adamwEntry(args); }

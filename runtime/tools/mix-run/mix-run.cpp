@@ -122,17 +122,72 @@ static int runTrain(const ParsedArgs &args) {
   return 0;
 }
 
-static int runEval(const ParsedArgs &args) {
-  Manifest manifest = readManifest(args.positionals[0]);
-  CompiledModel model(manifest);
-  const std::string &paramsPath = args.get("params");
-  TensorFile file = readSafetensors(paramsPath);
-  // A checkpoint holds param.<name>; a parameter file holds <name>.
+/// Parameters from a parameter file (<name>) or a checkpoint (param.<name>).
+static TensorFile readParams(const std::string &path) {
+  TensorFile file = readSafetensors(path);
   TensorFile params;
   for (const NamedTensor &t : file.getTensors())
     if (t.name.rfind("param.", 0) == 0)
       params.add(t.name.substr(6), t.tensor);
-  const TensorFile &source = params.getTensors().empty() ? file : params;
+  return params.getTensors().empty() ? file : params;
+}
+
+static CommandSpec generateSpec() {
+  return {kTool,
+          "generate",
+          "Samples text after a prompt (temperature and top-k).",
+          {packageArgument()},
+          {{"params", "P.safetensors", "the parameters (or a checkpoint)",
+            true},
+           {"prompt", "TEXT", "the text to continue (default \"The \")",
+            false},
+           {"tokens", "N", "how many tokens to sample (default 200)", false},
+           {"temperature", "T", "softmax temperature; 0 is greedy (default "
+                                "0.8)",
+            false},
+           {"top-k", "K", "sample among the K likeliest (default 40; 0: all)",
+            false},
+           {"seed", "S", "sampler seed (default 0)", false},
+           {"tokenizer", "byte|gpt2", "tokenizer (default byte)", false},
+           {"gpt2-dir", "DIR", "encoder.json and vocab.bpe for gpt2", false}}};
+}
+
+static int runGenerate(const ParsedArgs &args) {
+  Manifest manifest = readManifest(args.positionals[0]);
+  CompiledModel model(manifest);
+  const std::string &paramsPath = args.get("params");
+  TensorFile params = readParams(paramsPath);
+  std::vector<const float *> data;
+  for (const Tensor *t : checkParams(manifest, params, paramsPath))
+    data.push_back(t->getData<float>());
+  std::unique_ptr<Tokenizer> tokenizer =
+      createTokenizer(args.getOptional("tokenizer").value_or("byte"),
+                      args.getOptional("gpt2-dir").value_or(""));
+  if (tokenizer->getVocabSize() > manifest.vocabSize)
+    fail(manifest.packagePath, ": the model's vocab_size is ",
+         manifest.vocabSize, ", but the tokenizer has ",
+         tokenizer->getVocabSize(), " tokens");
+  GenerateOptions o;
+  if (args.getOptional("tokens"))
+    o.tokens = args.getInteger("tokens", 1, 1 << 20);
+  if (args.getOptional("temperature"))
+    o.temperature = args.getNumber("temperature");
+  if (args.getOptional("top-k"))
+    o.topK = args.getInteger("top-k", 0, 1 << 30);
+  if (args.getOptional("seed"))
+    o.seed = uint64_t(args.getInteger("seed", 0, INT64_MAX));
+  std::string prompt = args.getOptional("prompt").value_or("The ");
+  std::vector<TokenId> context = tokenizer->encode(prompt);
+  std::vector<TokenId> out = generate(model, manifest, data, context, o);
+  std::cout << prompt << tokenizer->decode(out) << "\n";
+  return 0;
+}
+
+static int runEval(const ParsedArgs &args) {
+  Manifest manifest = readManifest(args.positionals[0]);
+  CompiledModel model(manifest);
+  const std::string &paramsPath = args.get("params");
+  TensorFile source = readParams(paramsPath);
   std::vector<const float *> data;
   for (const Tensor *t : checkParams(manifest, source, paramsPath))
     data.push_back(t->getData<float>());
@@ -150,10 +205,6 @@ static int runEval(const ParsedArgs &args) {
   return 0;
 }
 
-static CommandSpec pendingSpec(const char *name, const char *summary) {
-  return {
-      kTool, name, std::string(summary) + " (not implemented yet).", {}, {}};
-}
 
 static int runInit(const ParsedArgs &args) {
   Manifest manifest = readManifest(args.positionals[0]);
@@ -211,7 +262,7 @@ static void printTopUsage(std::ostream &os) {
         "  grad      compute the loss and every gradient on one batch\n"
         "  train     train a package on a text corpus\n"
         "  eval      validation cross-entropy and perplexity\n"
-        "  generate  sample text from a package (not implemented yet)\n\n"
+        "  generate  sample text after a prompt\n\n"
         "Run 'mix-run <command> --help' for the arguments of a command.\n";
 }
 
@@ -241,18 +292,12 @@ static int run(const std::vector<std::string> &words) {
     spec = evalSpec();
     body = runEval;
   } else if (command == "generate") {
-    spec = pendingSpec("generate", "Samples text from a package");
+    spec = generateSpec();
+    body = runGenerate;
   } else {
     fail("unknown command ", quote(command),
          " (expected init, grad, train, eval or generate; see 'mix-run "
          "--help')");
-  }
-  if (!body) {
-    if (std::find(rest.begin(), rest.end(), "--help") == rest.end() &&
-        std::find(rest.begin(), rest.end(), "-h") == rest.end())
-      fail(command, " is not implemented yet");
-    std::cout << formatUsage(spec);
-    return 0;
   }
   ParsedArgs args = parseArgs(spec, rest);
   if (args.help) {
