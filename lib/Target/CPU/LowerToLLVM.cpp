@@ -22,6 +22,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -43,14 +45,12 @@ std::string mlir::mix::entryPointSymbol(llvm::StringRef name) {
 // layouts at function boundaries, turn results into out-parameters, free
 // what is allocated, and lower linalg to loops.
 static constexpr const char *kToLoops =
-    "linalg-fuse-elementwise-ops,"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map "
     "allow-return-allocs-from-loops},"
     "buffer-results-to-out-params{modify-public-functions hoist-static-allocs},"
     "buffer-deallocation-pipeline,"
-    "convert-bufferization-to-memref,"
-    "convert-linalg-to-loops";
+    "convert-bufferization-to-memref";
 
 // Then everything to the LLVM dialect.
 static constexpr const char *kToLLVM =
@@ -106,14 +106,37 @@ static LogicalResult runPipeline(ModuleOp module, const char *pipeline) {
   return pm.run(module);
 }
 
+/// Fuses elementwise producers into elementwise consumers only: fusing them
+/// into a contraction or reduction would recompute the producer for every
+/// element of the reduced dimension (a layer norm fused into the matmul
+/// after it is recomputed once per output column), and would hide the
+/// matmul from the library call.
+static LogicalResult fuseElementwise(ModuleOp module) {
+  auto allParallel = [](Operation *op) {
+    auto generic = dyn_cast<linalg::GenericOp>(op);
+    return generic && generic.getNumLoops() == generic.getNumParallelLoops();
+  };
+  RewritePatternSet patterns(module.getContext());
+  linalg::populateElementwiseOpsFusionPatterns(
+      patterns, [&](OpOperand *operand) {
+        Operation *producer = operand->get().getDefiningOp();
+        return producer && allParallel(producer) &&
+               allParallel(operand->getOwner());
+      });
+  return applyPatternsGreedily(module, std::move(patterns));
+}
+
 LogicalResult mlir::mix::lowerToLLVMDialect(ModuleOp module,
                                             EntryPointTypes &entryTypes) {
-  if (failed(runPipeline(module, kToLoops)))
+  if (failed(fuseElementwise(module)) || failed(runPipeline(module, kToLoops)))
     return failure();
   for (func::FuncOp f : module.getOps<func::FuncOp>())
     if (!f.isDeclaration())
       entryTypes[f.getSymName()] =
           SmallVector<Type>(f.getFunctionType().getInputs());
+  convertMatmulsToLibraryCalls(module);
+  if (failed(runPipeline(module, "convert-linalg-to-loops")))
+    return failure();
   outlineLoopNests(module);
   if (failed(runPipeline(module, kToLLVM)))
     return failure();

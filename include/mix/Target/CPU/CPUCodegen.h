@@ -38,6 +38,11 @@ LogicalResult lowerToLLVMDialect(ModuleOp module, EntryPointTypes &entryTypes);
 /// own, called in its place; constants are cloned in, other values passed.
 void outlineLoopNests(ModuleOp module);
 
+/// Replaces f32 linalg.matmul / linalg.batch_matmul on memrefs by calls of
+/// `mixrt_matmul` / `mixrt_batch_matmul` (C += A B, in the package's support
+/// code, through oneDNN's sgemm).
+void convertMatmulsToLibraryCalls(ModuleOp module);
+
 /// Adds `llvm.func @mix_<name>(!llvm.ptr)` for each function `name`: it
 /// reads one pointer per memref argument from an array, builds the memref
 /// descriptors, and calls the function, so the runtime can call any entry
