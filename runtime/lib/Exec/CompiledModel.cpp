@@ -13,6 +13,26 @@
 
 using namespace mixrt;
 
+/// The packed arguments every entry point starts with: the parameters, the
+/// tokens and the targets, then the three loss terms.
+static std::vector<void *> packInputs(const std::vector<const float *> &params,
+                                      const int32_t *tokens,
+                                      const int32_t *targets,
+                                      LossValues *out) {
+  std::vector<void *> args;
+  for (const float *p : params)
+    args.push_back(const_cast<float *>(p));
+  args.push_back(const_cast<int32_t *>(tokens));
+  args.push_back(const_cast<int32_t *>(targets));
+  if (out) {
+    args.push_back(&out->loss);
+    args.push_back(&out->ce);
+    args.push_back(&out->aux);
+  }
+  return args;
+}
+
+
 CompiledModel::CompiledModel(const Manifest &manifest) : manifest(manifest) {
   if (!manifest.library)
     fail(manifest.packagePath,
@@ -35,12 +55,8 @@ CompiledModel::CompiledModel(const Manifest &manifest) : manifest(manifest) {
 
 void CompiledModel::logits(const std::vector<const float *> &params,
                            const int32_t *tokens, float *out) const {
-  std::vector<void *> args;
-  for (const float *p : params)
-    args.push_back(const_cast<float *>(p));
-  args.push_back(const_cast<int32_t *>(tokens));
   // The entry takes targets too (the same signature as forward); unused.
-  args.push_back(const_cast<int32_t *>(tokens));
+  std::vector<void *> args = packInputs(params, tokens, tokens, nullptr);
   args.push_back(out);
   logitsEntry(args.data());
 }
@@ -66,12 +82,7 @@ LossValues CompiledModel::forward(const std::vector<const float *> &params,
                                   const int32_t *tokens,
                                   const int32_t *targets) const {
   LossValues out;
-  std::vector<void *> args;
-  for (const float *p : params)
-    args.push_back(const_cast<float *>(p));
-  args.push_back(const_cast<int32_t *>(tokens));
-  args.push_back(const_cast<int32_t *>(targets));
-  args.push_back(&out.loss);
+  std::vector<void *> args = packInputs(params, tokens, targets, &out);
   args.push_back(&out.ce);
   args.push_back(&out.aux);
   forwardEntry(args.data());
@@ -85,14 +96,7 @@ LossValues CompiledModel::grad(const std::vector<const float *> &params,
     fail("internal error: ", grads.size(), " gradient buffers for ",
          params.size(), " parameters");
   LossValues out;
-  std::vector<void *> args;
-  for (const float *p : params)
-    args.push_back(const_cast<float *>(p));
-  args.push_back(const_cast<int32_t *>(tokens));
-  args.push_back(const_cast<int32_t *>(targets));
-  args.push_back(&out.loss);
-  args.push_back(&out.ce);
-  args.push_back(&out.aux);
+  std::vector<void *> args = packInputs(params, tokens, targets, &out);
   for (float *g : grads)
     args.push_back(g);
   gradEntry(args.data());
