@@ -21,8 +21,12 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.mix_tools_dir, config.llvm_tools_dir]
-tools = ["mix-opt", "mixc", "MixUnitTests", "mix-run", "MixRuntimeTests"]
+tools = ["mix-opt", "mixc", "MixUnitTests", "mix-run", "MixRuntimeTests",
+         "MixTorchTests"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 config.substitutions.append(("%mix_src_root", os.path.dirname(config.test_source_root)))
 config.substitutions.append(("%mix_obj_root", config.mix_obj_root))
+config.substitutions.append(("%mixc_bin", os.path.join(config.mix_tools_dir, "mixc")))
+if os.path.exists(os.path.join(config.mix_tools_dir, "MixTorchTests")):
+    config.available_features.add("torch")
