@@ -119,8 +119,9 @@ static LogicalResult fuseElementwise(ModuleOp module) {
   RewritePatternSet patterns(module.getContext());
   linalg::populateElementwiseOpsFusionPatterns(
       patterns, [&](OpOperand *operand) {
+        // A producer with other users would be computed twice.
         Operation *producer = operand->get().getDefiningOp();
-        return producer && allParallel(producer) &&
+        return producer && producer->hasOneUse() && allParallel(producer) &&
                allParallel(operand->getOwner());
       });
   return applyPatternsGreedily(module, std::move(patterns));
