@@ -68,8 +68,7 @@ private:
                                b.getF64FloatAttr(spec.layerNormEps));
   }
 
-  template <typename OpTy>
-  Value binary(Value lhs, Value rhs) {
+  template <typename OpTy> Value binary(Value lhs, Value rhs) {
     SmallVector<int64_t> out;
     for (auto [a, c] : llvm::zip(shape(lhs), shape(rhs)))
       out.push_back(std::max(a, c));
@@ -79,8 +78,8 @@ private:
   /// Channels [offset, offset+1) of the last dimension, keeping the rank.
   Value lastChannel(Value x, int64_t offset) {
     ArrayRef<int64_t> s = shape(x);
-    SmallVector<OpFoldResult> offsets(s.size(), b.getIndexAttr(0)),
-        sizes, strides(s.size(), b.getIndexAttr(1));
+    SmallVector<OpFoldResult> offsets(s.size(), b.getIndexAttr(0)), sizes,
+        strides(s.size(), b.getIndexAttr(1));
     for (int64_t d : s)
       sizes.push_back(b.getIndexAttr(d));
     offsets.back() = b.getIndexAttr(offset);
@@ -188,8 +187,8 @@ Value ModelBuilder::cmollmFFN(Value m, const std::string &p, Value &aux) {
   Value y;
   if (magnitude) {
     y = binary<MulOp>(magnitude, linear(act, p + "mlp.c_proj", false));
-    y = binary<AddOp>(y, expandBias(param(p + "mlp.c_proj.bias"),
-                                    shape(y).size()));
+    y = binary<AddOp>(
+        y, expandBias(param(p + "mlp.c_proj.bias"), shape(y).size()));
   } else {
     y = linear(act, p + "mlp.c_proj");
   }
@@ -230,8 +229,7 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   for (auto [i, pi] : llvm::enumerate(table))
     func.setArgAttr(i, kParamNameAttr, b.getStringAttr(pi.name));
   func.setArgAttr(table.size(), kParamNameAttr, b.getStringAttr("tokens"));
-  func.setArgAttr(table.size() + 1, kParamNameAttr,
-                  b.getStringAttr("targets"));
+  func.setArgAttr(table.size() + 1, kParamNameAttr, b.getStringAttr("targets"));
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
   for (auto [i, pi] : llvm::enumerate(table))
@@ -240,9 +238,9 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   Value targets = entry->getArgument(table.size() + 1);
 
   int64_t d = spec.dModel;
-  Value x = EmbeddingOp::create(b, at("embedding"), f32({batch, seq, d}),
-                                tokens, param("wte.weight"),
-                                param("wpe.weight"));
+  Value x =
+      EmbeddingOp::create(b, at("embedding"), f32({batch, seq, d}), tokens,
+                          param("wte.weight"), param("wpe.weight"));
   SmallVector<Value> auxes;
   Value z;
   switch (spec.arch) {
@@ -258,9 +256,9 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
     break;
   case Arch::ParaScale: {
     int64_t np = spec.parascale.streams;
-    Value xs = ReplicateStreamsOp::create(b, at("streams"),
-                                          f32({np * batch, seq, d}), x,
-                                          b.getI64IntegerAttr(np));
+    Value xs =
+        ReplicateStreamsOp::create(b, at("streams"), f32({np * batch, seq, d}),
+                                   x, b.getI64IntegerAttr(np));
     for (int64_t l = 0; l < spec.nLayer; ++l) {
       Value unused;
       xs = block(xs, l, unused);
@@ -274,33 +272,32 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   }
   case Arch::AltUp: {
     int64_t k = spec.altup.blocks;
-    Value xs = ReplicateStreamsOp::create(b, at("altup"),
-                                          f32({k * batch, seq, d}), x,
-                                          b.getI64IntegerAttr(k));
+    Value xs = ReplicateStreamsOp::create(
+        b, at("altup"), f32({k * batch, seq, d}), x, b.getI64IntegerAttr(k));
     for (int64_t l = 0; l < spec.nLayer; ++l) {
       std::string p = llvm::formatv("h.{0}.", l).str();
       int64_t j = spec.altup.alternating ? l % k : 0;
       Value xhat = AltUpPredictOp::create(b, at(p + "altup"), xs.getType(), xs,
                                           param(p + "altup.predict"));
       Value active = SelectStreamOp::create(
-          b, at(p + "altup"), f32({batch, seq, d}), xs,
-          b.getI64IntegerAttr(j), b.getI64IntegerAttr(k));
+          b, at(p + "altup"), f32({batch, seq, d}), xs, b.getI64IntegerAttr(j),
+          b.getI64IntegerAttr(k));
       Value unused;
       Value xtil = block(active, l, unused);
       xs = AltUpCorrectOp::create(b, at(p + "altup"), xs.getType(), xhat, xtil,
                                   param(p + "altup.correct"),
                                   b.getI64IntegerAttr(j));
     }
-    Value mean = MeanStreamsOp::create(b, at("altup"), f32({batch, seq, d}),
-                                       xs, b.getI64IntegerAttr(k));
+    Value mean = MeanStreamsOp::create(b, at("altup"), f32({batch, seq, d}), xs,
+                                       b.getI64IntegerAttr(k));
     z = layerNorm(mean, "ln_f");
     break;
   }
   }
   // Tied embeddings: logits = z wte^T.
-  Value logits = LinearOp::create(b, at("lm_head"),
-                                  f32({batch, seq, spec.vocabSize}), z,
-                                  param("wte.weight"), Value());
+  Value logits =
+      LinearOp::create(b, at("lm_head"), f32({batch, seq, spec.vocabSize}), z,
+                       param("wte.weight"), Value());
   Value ce = CrossEntropyOp::create(b, at("loss"), scalar, logits, targets);
   Value aux;
   if (auxes.empty()) {

@@ -75,13 +75,13 @@ private:
 
   llvm::Error fail(llvm::StringRef section, llvm::StringRef key,
                    const llvm::Twine &msg) const {
-    std::string where = section.empty() ? key.str()
-                                        : (section + "." + key).str();
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        llvm::formatv("{0}:{1}: '{2}': {3}", file, lineOf(section, key), where,
-                      msg.str())
-            .str());
+    std::string where =
+        section.empty() ? key.str() : (section + "." + key).str();
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   llvm::formatv("{0}:{1}: '{2}': {3}", file,
+                                                 lineOf(section, key), where,
+                                                 msg.str())
+                                       .str());
   }
 
   llvm::Error checkKeys(const Object &obj, llvm::StringRef section,
@@ -92,7 +92,8 @@ private:
         std::string list;
         for (llvm::StringRef a : allowed)
           list += (list.empty() ? "" : ", ") + a.str();
-        return fail(section, key, "unknown key (expected one of: " + list + ")");
+        return fail(section, key,
+                    "unknown key (expected one of: " + list + ")");
       }
     }
     return llvm::Error::success();
@@ -181,10 +182,10 @@ llvm::Expected<ModelSpec> SpecParser::parse() {
         (file + ": a model spec must be one JSON object").str());
 
   ModelSpec spec;
-  if (llvm::Error e = checkKeys(
-          *top, "",
-          {"arch", "vocab_size", "n_positions", "n_layer", "d_model", "n_head",
-           "d_ff", "layer_norm_eps", "cmollm", "parascale", "altup", "init"}))
+  if (llvm::Error e = checkKeys(*top, "",
+                                {"arch", "vocab_size", "n_positions", "n_layer",
+                                 "d_model", "n_head", "d_ff", "layer_norm_eps",
+                                 "cmollm", "parascale", "altup", "init"}))
     return std::move(e);
 
   std::string arch;
@@ -204,13 +205,13 @@ llvm::Expected<ModelSpec> SpecParser::parse() {
                     "' (expected dense, cmollm, parascale or altup)");
   spec.arch = *a;
 
-  for (auto [key, field] : {std::pair<llvm::StringRef, int64_t *>{
-                                "vocab_size", &spec.vocabSize},
-                            {"n_positions", &spec.nPositions},
-                            {"n_layer", &spec.nLayer},
-                            {"d_model", &spec.dModel},
-                            {"n_head", &spec.nHead},
-                            {"d_ff", &spec.dFF}})
+  for (auto [key, field] :
+       {std::pair<llvm::StringRef, int64_t *>{"vocab_size", &spec.vocabSize},
+        {"n_positions", &spec.nPositions},
+        {"n_layer", &spec.nLayer},
+        {"d_model", &spec.dModel},
+        {"n_head", &spec.nHead},
+        {"d_ff", &spec.dFF}})
     if (llvm::Error e = getSize(*top, "", key, *field, /*required=*/true))
       return std::move(e);
   if (llvm::Error e = getNumber(*top, "", "layer_norm_eps", spec.layerNormEps,
@@ -241,19 +242,18 @@ llvm::Expected<ModelSpec> SpecParser::parse() {
     if (!cm)
       return cm.takeError();
     if (*cm) {
-      if (llvm::Error e = checkKeys(**cm, "cmollm",
-                                    {"streams", "gating", "gate_heads",
-                                     "balance_alpha"}))
+      if (llvm::Error e =
+              checkKeys(**cm, "cmollm",
+                        {"streams", "gating", "gate_heads", "balance_alpha"}))
         return std::move(e);
-      if (llvm::Error e = getSize(**cm, "cmollm", "streams",
-                                  spec.cmollm.streams, false))
+      if (llvm::Error e =
+              getSize(**cm, "cmollm", "streams", spec.cmollm.streams, false))
         return std::move(e);
       if (llvm::Error e = getSize(**cm, "cmollm", "gate_heads",
                                   spec.cmollm.gateHeads, false))
         return std::move(e);
-      if (llvm::Error e =
-              getNumber(**cm, "cmollm", "balance_alpha",
-                        spec.cmollm.balanceAlpha, 0, 1e6, false))
+      if (llvm::Error e = getNumber(**cm, "cmollm", "balance_alpha",
+                                    spec.cmollm.balanceAlpha, 0, 1e6, false))
         return std::move(e);
       std::string gating = "simple";
       if (llvm::Error e = getString(**cm, "cmollm", "gating", gating))
@@ -351,8 +351,8 @@ llvm::Error mlir::mix::checkShapes(const ModelSpec &spec, int64_t batch,
     return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
   };
   if (batch < 1 || batch > kMaxDim)
-    return err(llvm::formatv("--batch must be in [1, {0}], got {1}", kMaxDim,
-                             batch));
+    return err(
+        llvm::formatv("--batch must be in [1, {0}], got {1}", kMaxDim, batch));
   if (seq < 1 || seq > spec.nPositions)
     return err(llvm::formatv("--seq must be in [1, n_positions = {0}], got {1}",
                              spec.nPositions, seq));
@@ -379,8 +379,8 @@ llvm::json::Value ModelSpec::toJSON() const {
                             {"prefix_tokens", parascale.prefixTokens},
                             {"smoothing", parascale.smoothing}};
   if (arch == Arch::AltUp)
-    o["altup"] = Object{{"blocks", altup.blocks},
-                        {"schedule", altup.alternating ? "alternating"
-                                                       : "same"}};
+    o["altup"] =
+        Object{{"blocks", altup.blocks},
+               {"schedule", altup.alternating ? "alternating" : "same"}};
   return o;
 }

@@ -51,13 +51,13 @@ llvm::json::Value mlir::mix::manifestJSON(const PackageContents &c) {
     params.push_back(std::move(o));
   }
   Object manifest{{"format", "mixpkg"},
-                {"format_version", kPackageFormatVersion},
-                {"compiler", kCompilerVersion},
-                {"target", c.target},
-                {"batch", c.batch},
-                {"seq", c.seq},
-                {"spec", c.spec.toJSON()},
-                {"params", std::move(params)}};
+                  {"format_version", kPackageFormatVersion},
+                  {"compiler", kCompilerVersion},
+                  {"target", c.target},
+                  {"batch", c.batch},
+                  {"seq", c.seq},
+                  {"spec", c.spec.toJSON()},
+                  {"params", std::move(params)}};
   if (!c.library.empty()) {
     manifest["library"] = c.library;
     // Each entry point: void mix_<name>(void **args), with args pointing
@@ -68,10 +68,10 @@ llvm::json::Value mlir::mix::manifestJSON(const PackageContents &c) {
     manifest["entries"] = Object{
         {"forward", Object{{"symbol", "mix_forward"},
                            {"outputs", Array{"loss", "ce", "aux"}}}},
-        {"grad", Object{{"symbol", "mix_grad"},
-                        {"outputs", std::move(gradOutputs)}}},
-        {"logits", Object{{"symbol", "mix_logits"},
-                          {"outputs", Array{"logits"}}}},
+        {"grad",
+         Object{{"symbol", "mix_grad"}, {"outputs", std::move(gradOutputs)}}},
+        {"logits",
+         Object{{"symbol", "mix_logits"}, {"outputs", Array{"logits"}}}},
         {"adamw", Object{{"symbol", "mix_adamw"},
                          {"inputs", "params, grads, m, v, [lr, 1 - beta1^t, "
                                     "1 - beta2^t]"},
@@ -109,17 +109,14 @@ llvm::Error mlir::mix::writePackage(
     llvm::sys::fs::remove_directories(tmp);
     return e;
   };
-  if (llvm::Error e = writeFile(tmp + "/manifest.json",
-                                [&](llvm::raw_ostream &os) {
-                                  os << llvm::formatv(
-                                            "{0:2}",
-                                            manifestJSON(contents))
-                                     << "\n";
-                                }))
+  if (llvm::Error e =
+          writeFile(tmp + "/manifest.json", [&](llvm::raw_ostream &os) {
+            os << llvm::formatv("{0:2}", manifestJSON(contents)) << "\n";
+          }))
     return cleanup(std::move(e));
-  if (llvm::Error e = writeFile(tmp + "/model.mlir", [&](llvm::raw_ostream &os) {
-        contents.module->print(os);
-      }))
+  if (llvm::Error e =
+          writeFile(tmp + "/model.mlir",
+                    [&](llvm::raw_ostream &os) { contents.module->print(os); }))
     return cleanup(std::move(e));
   if (llvm::Error e = writeArtifacts(tmp))
     return cleanup(std::move(e));
@@ -130,14 +127,14 @@ llvm::Error mlir::mix::writePackage(
     old += ".old";
     llvm::sys::fs::remove_directories(old);
     if (std::error_code ec = llvm::sys::fs::rename(path, old))
-      return cleanup(llvm::createStringError(
-          ec, "cannot replace '%s': %s", path.str().c_str(),
-          ec.message().c_str()));
+      return cleanup(llvm::createStringError(ec, "cannot replace '%s': %s",
+                                             path.str().c_str(),
+                                             ec.message().c_str()));
     if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
       llvm::sys::fs::rename(old, path);
-      return cleanup(llvm::createStringError(
-          ec, "cannot write '%s': %s", path.str().c_str(),
-          ec.message().c_str()));
+      return cleanup(llvm::createStringError(ec, "cannot write '%s': %s",
+                                             path.str().c_str(),
+                                             ec.message().c_str()));
     }
     llvm::sys::fs::remove_directories(old);
     return llvm::Error::success();
@@ -147,8 +144,7 @@ llvm::Error mlir::mix::writePackage(
         std::make_error_code(std::errc::file_exists),
         "'%s' exists and is not a package directory", path.str().c_str()));
   if (std::error_code ec = llvm::sys::fs::rename(tmp, path))
-    return cleanup(llvm::createStringError(ec, "cannot write '%s': %s",
-                                           path.str().c_str(),
-                                           ec.message().c_str()));
+    return cleanup(llvm::createStringError(
+        ec, "cannot write '%s': %s", path.str().c_str(), ec.message().c_str()));
   return llvm::Error::success();
 }

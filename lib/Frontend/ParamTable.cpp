@@ -38,8 +38,7 @@ public:
   }
 
   /// A torch.nn.Linear: weight normal(0, std), bias zeros.
-  void linear(const std::string &name, int64_t out, int64_t in,
-              double std) {
+  void linear(const std::string &name, int64_t out, int64_t in, double std) {
     add(name + ".weight", {out, in}, ParamInfo::Init::Normal, std);
     add(name + ".bias", {out}, ParamInfo::Init::Zeros);
   }
@@ -77,10 +76,8 @@ std::vector<ParamInfo> TableBuilder::build() {
     linear(p + "attn.c_proj", d, d, projStd);
     if (spec.arch == Arch::ParaScale) {
       int64_t np = spec.parascale.streams, t = spec.parascale.prefixTokens;
-      add(p + "attn.prefix_k", {np, h, t, d / h}, ParamInfo::Init::Normal,
-          std);
-      add(p + "attn.prefix_v", {np, h, t, d / h}, ParamInfo::Init::Normal,
-          std);
+      add(p + "attn.prefix_k", {np, h, t, d / h}, ParamInfo::Init::Normal, std);
+      add(p + "attn.prefix_v", {np, h, t, d / h}, ParamInfo::Init::Normal, std);
     }
     layerNorm(p + "ln_2", d);
     if (spec.arch == Arch::CMoLLM) {

@@ -22,8 +22,7 @@ using namespace mlir;
 using namespace mlir::mix;
 
 namespace {
-struct AppendAdamWPass
-    : mix::impl::MixAppendAdamWPassBase<AppendAdamWPass> {
+struct AppendAdamWPass : mix::impl::MixAppendAdamWPassBase<AppendAdamWPass> {
   using Base::Base;
 
   void runOnOperation() override {
@@ -78,8 +77,8 @@ struct AppendAdamWPass
       sumSq = sumSq ? pb.add(sumSq, s) : s;
     }
     Value norm = pb.unary<SqrtOp>(sumSq);
-    Value ratio = pb.div(pb.splat({}, maxGradNorm),
-                         pb.add(norm, pb.splat({}, 1e-6)));
+    Value ratio =
+        pb.div(pb.splat({}, maxGradNorm), pb.add(norm, pb.splat({}, 1e-6)));
     // min(1, ratio) = -max(-1, -ratio)
     Value clip = pb.neg(pb.max(pb.splat({}, -1.0), pb.neg(ratio)));
 
@@ -96,8 +95,7 @@ struct AppendAdamWPass
           pb.add(pb.scale(v, beta2), pb.scale(pb.mul(g, g), 1.0 - beta2));
       Value mhat = pb.div(m2, asRank(bc1, r));
       Value vhat = pb.div(v2, asRank(bc2, r));
-      Value denom =
-          pb.add(pb.unary<SqrtOp>(vhat), pb.scalar(r, epsilon));
+      Value denom = pb.add(pb.unary<SqrtOp>(vhat), pb.scalar(r, epsilon));
       newParams.push_back(pb.sub(p, pb.mul(lrR, pb.div(mhat, denom))));
       newM.push_back(m2);
       newV.push_back(v2);

@@ -130,8 +130,10 @@ LogicalResult Adjoints::backprop(Operation *op, Value dy) {
         bool ta = o.getTransposeLhs(), tb = o.getTransposeRhs();
         // C = A B with A = ta ? a^T : a and B = tb ? b^T : b.
         // dA = dC B^T and dB = A^T dC, transposed back where needed.
-        Value da = ta ? pb.matmul(b, dy, tb, true) : pb.matmul(dy, b, false, !tb);
-        Value db = tb ? pb.matmul(dy, a, true, ta) : pb.matmul(a, dy, !ta, false);
+        Value da =
+            ta ? pb.matmul(b, dy, tb, true) : pb.matmul(dy, b, false, !tb);
+        Value db =
+            tb ? pb.matmul(dy, a, true, ta) : pb.matmul(a, dy, !ta, false);
         accumulate(a, da);
         accumulate(b, db);
         return success();
@@ -150,14 +152,14 @@ LogicalResult Adjoints::backprop(Operation *op, Value dy) {
       })
       .Case([&](SliceOp o) {
         int64_t dim = o.getDim();
-        accumulate(o.getInput(), pb.pad(dy, dim, o.getOffset(),
-                                        shape(o.getInput())[dim]));
+        accumulate(o.getInput(),
+                   pb.pad(dy, dim, o.getOffset(), shape(o.getInput())[dim]));
         return success();
       })
       .Case([&](PadOp o) {
         int64_t dim = o.getDim();
-        accumulate(o.getInput(), pb.slice(dy, dim, o.getOffset(),
-                                          shape(o.getInput())[dim]));
+        accumulate(o.getInput(),
+                   pb.slice(dy, dim, o.getOffset(), shape(o.getInput())[dim]));
         return success();
       })
       .Case([&](ConcatOp o) {
@@ -167,10 +169,9 @@ LogicalResult Adjoints::backprop(Operation *op, Value dy) {
         return success();
       })
       .Case([&](GatherOp o) {
-        accumulate(o.getTable(),
-                   ScatterAddOp::create(pb.builder(), pb.getLoc(),
-                                        o.getTable().getType(), dy,
-                                        o.getIds()));
+        accumulate(o.getTable(), ScatterAddOp::create(pb.builder(), pb.getLoc(),
+                                                      o.getTable().getType(),
+                                                      dy, o.getIds()));
         return success();
       })
       .Case([&](ScatterAddOp o) {
@@ -188,8 +189,7 @@ LogicalResult Adjoints::backprop(Operation *op, Value dy) {
       .Case([&](PutAlongOp o) {
         accumulate(o.getInput(),
                    TakeAlongOp::create(pb.builder(), pb.getLoc(),
-                                       o.getInput().getType(), dy,
-                                       o.getIds()));
+                                       o.getInput().getType(), dy, o.getIds()));
         return success();
       })
       .Case([&](CumsumOp o) {

@@ -104,8 +104,8 @@ Value mlir::mix::emitDynamicConv(PrimitiveBuilder &pb, Value x, Value g,
     if (bias)
       u = pb.add(u, pb.matmul(pb.reshape(gt, {tokens, n}), bias));
   } else {
-    Value sh = pb.reshape(pb.transpose(scaled, {1, 0, 2, 3}),
-                          {h, tokens, n * d});
+    Value sh =
+        pb.reshape(pb.transpose(scaled, {1, 0, 2, 3}), {h, tokens, n * d});
     Value kh = pb.reshape(
         pb.transpose(pb.reshape(kernels, {n, h, c, d}), {1, 0, 3, 2}),
         {h, n * d, c});

@@ -56,9 +56,9 @@ static Value crossEntropy(PrimitiveBuilder &pb, CrossEntropyOp op) {
   ArrayRef<int64_t> s = pb.shape(logits);
   Value m = pb.stopGradient(pb.reduceMax(logits, {2}));
   Value lse = pb.add(pb.log(pb.reduceSum(pb.exp(pb.sub(logits, m)), {2})), m);
-  Value picked = TakeAlongOp::create(pb.builder(), pb.getLoc(),
-                                     pb.f32({s[0], s[1], 1}), logits,
-                                     op.getTargets());
+  Value picked =
+      TakeAlongOp::create(pb.builder(), pb.getLoc(), pb.f32({s[0], s[1], 1}),
+                          logits, op.getTargets());
   return pb.scale(pb.sumAll(pb.sub(lse, picked)),
                   1.0 / static_cast<double>(s[0] * s[1]));
 }
@@ -79,9 +79,9 @@ static Value prefixMean(PrimitiveBuilder &pb, PrefixMeanOp op) {
 static Value embedding(PrimitiveBuilder &pb, EmbeddingOp op) {
   ArrayRef<int64_t> tok = pb.shape(op.getTokens());
   int64_t d = pb.shape(op.getWte())[1];
-  Value x = GatherOp::create(pb.builder(), pb.getLoc(),
-                             pb.f32({tok[0], tok[1], d}), op.getWte(),
-                             op.getTokens());
+  Value x =
+      GatherOp::create(pb.builder(), pb.getLoc(), pb.f32({tok[0], tok[1], d}),
+                       op.getWte(), op.getTokens());
   Value pos = pb.reshape(pb.slice(op.getWpe(), 0, 0, tok[1]), {1, tok[1], d});
   return pb.add(x, pos);
 }
@@ -140,10 +140,9 @@ Results mlir::mix::decomposeNN(PrimitiveBuilder &pb, Operation *op) {
           return failure();
         return one(*v);
       })
-      .Case<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
-          [&](Operation *r) {
-            auto type = cast<RankedTensorType>(r->getResult(0).getType());
-            return one(pb.reshape(r->getOperand(0), type.getShape()));
-          })
+      .Case<tensor::ExpandShapeOp, tensor::CollapseShapeOp>([&](Operation *r) {
+        auto type = cast<RankedTensorType>(r->getResult(0).getType());
+        return one(pb.reshape(r->getOperand(0), type.getShape()));
+      })
       .Default([](Operation *) -> Results { return failure(); });
 }

@@ -82,9 +82,9 @@ static Value correct(PrimitiveBuilder &pb, AltUpCorrectOp op) {
   SmallVector<int64_t> one{1}, coef{k};
   one.append(s.begin(), s.end());
   coef.append(s.size(), 1);
-  Value y = pb.add(splitStreams(pb, xhat, k),
-                   pb.mul(pb.reshape(op.getCorrect(), coef),
-                          pb.reshape(delta, one)));
+  Value y =
+      pb.add(splitStreams(pb, xhat, k),
+             pb.mul(pb.reshape(op.getCorrect(), coef), pb.reshape(delta, one)));
   return pb.reshape(y, pb.shape(xhat));
 }
 

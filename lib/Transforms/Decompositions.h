@@ -16,8 +16,7 @@ namespace mix {
 /// Emits `op` as primitives at the builder's insertion point and returns
 /// the values that replace its results, or failure if `op` is not a
 /// model-level op (it is a primitive, or foreign).
-FailureOr<SmallVector<Value>> decomposeNN(PrimitiveBuilder &pb,
-                                          Operation *op);
+FailureOr<SmallVector<Value>> decomposeNN(PrimitiveBuilder &pb, Operation *op);
 FailureOr<SmallVector<Value>> decomposeMixing(PrimitiveBuilder &pb,
                                               Operation *op);
 FailureOr<SmallVector<Value>> decomposeStreams(PrimitiveBuilder &pb,

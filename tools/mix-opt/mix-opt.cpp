@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "mix/Dialect/Mix/IR/MixDialect.h"
 #include "mix/Conversion/Passes.h"
+#include "mix/Dialect/Mix/IR/MixDialect.h"
 #include "mix/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -5,10 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mix/Conversion/Passes.h"
 #include "mix/Dialect/Mix/IR/MixDialect.h"
 #include "mix/Frontend/ModelBuilder.h"
 #include "mix/Frontend/Package.h"
-#include "mix/Conversion/Passes.h"
 #include "mix/Target/CPU/CPUCodegen.h"
 #include "mix/Transforms/Passes.h"
 
@@ -34,10 +34,10 @@ namespace cl = llvm::cl;
 static cl::OptionCategory category("mixc options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("MODEL.json"),
                                       cl::Required, cl::cat(category));
-static cl::opt<int64_t> batch("batch", cl::desc("Batch size B"),
-                              cl::Required, cl::cat(category));
-static cl::opt<int64_t> seq("seq", cl::desc("Sequence length S"),
-                            cl::Required, cl::cat(category));
+static cl::opt<int64_t> batch("batch", cl::desc("Batch size B"), cl::Required,
+                              cl::cat(category));
+static cl::opt<int64_t> seq("seq", cl::desc("Sequence length S"), cl::Required,
+                            cl::cat(category));
 static cl::opt<std::string> outputPath("o", cl::desc("Output package"),
                                        cl::value_desc("MODEL.mixpkg"),
                                        cl::cat(category));
@@ -50,18 +50,17 @@ static cl::opt<Target>
 enum class Stage { None, Model, Proved, Decomposed, Training, Lowered, LLVM };
 static cl::opt<Stage> emit(
     "emit", cl::desc("Print the IR after a stage and stop"),
-    cl::values(clEnumValN(Stage::Model, "model",
-                          "the model as built from the spec"),
-               clEnumValN(Stage::Proved, "proved",
-                          "after proving and applying the mixture rewrites "
-                          "and choosing mixing orders"),
-               clEnumValN(Stage::Decomposed, "decomposed",
-                          "the model as primitive mix ops"),
-               clEnumValN(Stage::Training, "training",
-                          "the training graph: forward and gradient"),
-               clEnumValN(Stage::Lowered, "lowered",
-                          "lowered to linalg on tensors"),
-               clEnumValN(Stage::LLVM, "llvm", "the LLVM dialect")),
+    cl::values(
+        clEnumValN(Stage::Model, "model", "the model as built from the spec"),
+        clEnumValN(Stage::Proved, "proved",
+                   "after proving and applying the mixture rewrites "
+                   "and choosing mixing orders"),
+        clEnumValN(Stage::Decomposed, "decomposed",
+                   "the model as primitive mix ops"),
+        clEnumValN(Stage::Training, "training",
+                   "the training graph: forward and gradient"),
+        clEnumValN(Stage::Lowered, "lowered", "lowered to linalg on tensors"),
+        clEnumValN(Stage::LLVM, "llvm", "the LLVM dialect")),
     cl::init(Stage::None), cl::cat(category));
 static cl::opt<unsigned> optLevel("O",
                                   cl::desc("LLVM optimisation level (0-3)"),
@@ -202,8 +201,8 @@ int main(int argc, char **argv) {
     return fail("lowering '" + inputFile + "' to LLVM failed");
 
   PackageContents contents{*spec, batch, seq, "cpu", *proved, "model.so"};
-  if (llvm::Error e = writePackage(
-          outputPath, contents, [&](llvm::StringRef dir) {
+  if (llvm::Error e =
+          writePackage(outputPath, contents, [&](llvm::StringRef dir) {
             return emitSharedLibrary(*module, (dir + "/model.so").str(),
                                      optLevel);
           }))

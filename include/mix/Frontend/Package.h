@@ -38,10 +38,9 @@ llvm::json::Value manifestJSON(const PackageContents &contents);
 /// once the new one is complete.
 /// `writeArtifacts(dir)` writes the compiled code into the package
 /// directory being built.
-llvm::Error
-writePackage(llvm::StringRef path, const PackageContents &contents,
-             llvm::function_ref<llvm::Error(llvm::StringRef dir)>
-                 writeArtifacts);
+llvm::Error writePackage(
+    llvm::StringRef path, const PackageContents &contents,
+    llvm::function_ref<llvm::Error(llvm::StringRef dir)> writeArtifacts);
 
 } // namespace mix
 } // namespace mlir

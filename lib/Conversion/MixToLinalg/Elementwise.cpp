@@ -55,9 +55,8 @@ struct ElementwisePattern : OpRewritePattern<SourceOp> {
 
   LogicalResult matchAndRewrite(SourceOp op,
                                 PatternRewriter &rewriter) const override {
-    Value r = elementwise(rewriter, op.getLoc(),
-                          tensorType(op->getResult(0)), op->getOperands(),
-                          body);
+    Value r = elementwise(rewriter, op.getLoc(), tensorType(op->getResult(0)),
+                          op->getOperands(), body);
     rewriter.replaceOp(op, r);
     return success();
   }
@@ -79,46 +78,58 @@ struct StopGradientPattern : OpRewritePattern<StopGradientOp> {
 void lowering::populateElementwisePatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
   using V = ValueRange;
-  patterns.add<ElementwisePattern<AddOp>>(ctx, [](OpBuilder &b, Location l, V a) {
-    return Value(arith::AddFOp::create(b, l, a[0], a[1]));
-  });
-  patterns.add<ElementwisePattern<SubOp>>(ctx, [](OpBuilder &b, Location l, V a) {
-    return Value(arith::SubFOp::create(b, l, a[0], a[1]));
-  });
-  patterns.add<ElementwisePattern<MulOp>>(ctx, [](OpBuilder &b, Location l, V a) {
-    return Value(arith::MulFOp::create(b, l, a[0], a[1]));
-  });
-  patterns.add<ElementwisePattern<DivOp>>(ctx, [](OpBuilder &b, Location l, V a) {
-    return Value(arith::DivFOp::create(b, l, a[0], a[1]));
-  });
-  patterns.add<ElementwisePattern<MaxOp>>(ctx, [](OpBuilder &b, Location l, V a) {
-    return Value(arith::MaximumFOp::create(b, l, a[0], a[1]));
-  });
-  patterns.add<ElementwisePattern<ExpOp>>(ctx, [](OpBuilder &b, Location l, V a) {
-    return Value(math::ExpOp::create(b, l, a[0]));
-  });
-  patterns.add<ElementwisePattern<LogOp>>(ctx, [](OpBuilder &b, Location l, V a) {
-    return Value(math::LogOp::create(b, l, a[0]));
-  });
-  patterns.add<ElementwisePattern<NegOp>>(ctx, [](OpBuilder &b, Location l, V a) {
-    return Value(arith::NegFOp::create(b, l, a[0]));
-  });
-  patterns.add<ElementwisePattern<RsqrtOp>>(ctx, [](OpBuilder &b, Location l, V a) {
-    return Value(math::RsqrtOp::create(b, l, a[0]));
-  });
-  patterns.add<ElementwisePattern<SqrtOp>>(ctx, [](OpBuilder &b, Location l, V a) {
-    return Value(math::SqrtOp::create(b, l, a[0]));
-  });
-  patterns.add<ElementwisePattern<TanhOp>>(ctx, [](OpBuilder &b, Location l, V a) {
-    return Value(math::TanhOp::create(b, l, a[0]));
-  });
-  patterns.add<ElementwisePattern<StepOp>>(ctx, [](OpBuilder &b, Location l, V a) {
-    Type t = a[0].getType();
-    Value zero = arith::ConstantOp::create(b, l, b.getFloatAttr(t, 0.0));
-    Value one = arith::ConstantOp::create(b, l, b.getFloatAttr(t, 1.0));
-    Value pos = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, a[0],
-                                      zero);
-    return Value(arith::SelectOp::create(b, l, pos, one, zero));
-  });
+  patterns.add<ElementwisePattern<AddOp>>(
+      ctx, [](OpBuilder &b, Location l, V a) {
+        return Value(arith::AddFOp::create(b, l, a[0], a[1]));
+      });
+  patterns.add<ElementwisePattern<SubOp>>(
+      ctx, [](OpBuilder &b, Location l, V a) {
+        return Value(arith::SubFOp::create(b, l, a[0], a[1]));
+      });
+  patterns.add<ElementwisePattern<MulOp>>(
+      ctx, [](OpBuilder &b, Location l, V a) {
+        return Value(arith::MulFOp::create(b, l, a[0], a[1]));
+      });
+  patterns.add<ElementwisePattern<DivOp>>(
+      ctx, [](OpBuilder &b, Location l, V a) {
+        return Value(arith::DivFOp::create(b, l, a[0], a[1]));
+      });
+  patterns.add<ElementwisePattern<MaxOp>>(
+      ctx, [](OpBuilder &b, Location l, V a) {
+        return Value(arith::MaximumFOp::create(b, l, a[0], a[1]));
+      });
+  patterns.add<ElementwisePattern<ExpOp>>(
+      ctx, [](OpBuilder &b, Location l, V a) {
+        return Value(math::ExpOp::create(b, l, a[0]));
+      });
+  patterns.add<ElementwisePattern<LogOp>>(
+      ctx, [](OpBuilder &b, Location l, V a) {
+        return Value(math::LogOp::create(b, l, a[0]));
+      });
+  patterns.add<ElementwisePattern<NegOp>>(
+      ctx, [](OpBuilder &b, Location l, V a) {
+        return Value(arith::NegFOp::create(b, l, a[0]));
+      });
+  patterns.add<ElementwisePattern<RsqrtOp>>(
+      ctx, [](OpBuilder &b, Location l, V a) {
+        return Value(math::RsqrtOp::create(b, l, a[0]));
+      });
+  patterns.add<ElementwisePattern<SqrtOp>>(
+      ctx, [](OpBuilder &b, Location l, V a) {
+        return Value(math::SqrtOp::create(b, l, a[0]));
+      });
+  patterns.add<ElementwisePattern<TanhOp>>(
+      ctx, [](OpBuilder &b, Location l, V a) {
+        return Value(math::TanhOp::create(b, l, a[0]));
+      });
+  patterns.add<ElementwisePattern<StepOp>>(
+      ctx, [](OpBuilder &b, Location l, V a) {
+        Type t = a[0].getType();
+        Value zero = arith::ConstantOp::create(b, l, b.getFloatAttr(t, 0.0));
+        Value one = arith::ConstantOp::create(b, l, b.getFloatAttr(t, 1.0));
+        Value pos =
+            arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, a[0], zero);
+        return Value(arith::SelectOp::create(b, l, pos, one, zero));
+      });
   patterns.add<StopGradientPattern>(ctx);
 }

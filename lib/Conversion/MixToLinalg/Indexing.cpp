@@ -52,8 +52,7 @@ static Value indexedGeneric(
              [&](OpBuilder &nb, Location nl, ValueRange args) {
                Value id = toIndex(nb, nl, args[0]);
                SmallVector<Value> idx = loopIndices(nb, nl, r);
-               Value v = body(nb, nl, id, idx,
-                              args.drop_front().drop_back());
+               Value v = body(nb, nl, id, idx, args.drop_front().drop_back());
                linalg::YieldOp::create(nb, nl, v);
              })
       .getResult(0);
@@ -68,8 +67,8 @@ struct GatherPattern : OpRewritePattern<GatherOp> {
     Value r = indexedGeneric(
         rewriter, op.getLoc(), tensorType(op.getResult()), op.getIds(), {}, {},
         [&](OpBuilder &b, Location l, Value id, ValueRange idx, ValueRange) {
-          return Value(tensor::ExtractOp::create(
-              b, l, table, ValueRange{id, idx.back()}));
+          return Value(tensor::ExtractOp::create(b, l, table,
+                                                 ValueRange{id, idx.back()}));
         });
     rewriter.replaceOp(op, r);
     return success();
@@ -108,8 +107,7 @@ struct PutAlongPattern : OpRewritePattern<PutAlongOp> {
     Value v = indexedGeneric(
         rewriter, op.getLoc(), out, op.getIds(), ValueRange{op.getInput()},
         {inMap},
-        [&](OpBuilder &b, Location l, Value id, ValueRange idx,
-            ValueRange in) {
+        [&](OpBuilder &b, Location l, Value id, ValueRange idx, ValueRange in) {
           Value hit = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
                                             idx.back(), id);
           Value zero = arith::ConstantOp::create(
@@ -163,12 +161,12 @@ struct ScatterAddPattern : OpRewritePattern<ScatterAddOp> {
     RankedTensorType out = tensorType(op.getResult());
     RankedTensorType idsType = tensorType(op.getIds());
     int64_t tokens = idsType.getNumElements(), d = out.getDimSize(1);
-    Value ids = reshape(rewriter, loc, op.getIds(),
-                        RankedTensorType::get({tokens},
-                                              idsType.getElementType()));
-    Value updates = reshape(
-        rewriter, loc, op.getUpdates(),
-        RankedTensorType::get({tokens, d}, out.getElementType()));
+    Value ids =
+        reshape(rewriter, loc, op.getIds(),
+                RankedTensorType::get({tokens}, idsType.getElementType()));
+    Value updates =
+        reshape(rewriter, loc, op.getUpdates(),
+                RankedTensorType::get({tokens, d}, out.getElementType()));
     Value c0 = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value c1 = arith::ConstantIndexOp::create(rewriter, loc, 1);
     Value ct = arith::ConstantIndexOp::create(rewriter, loc, tokens);
@@ -182,8 +180,8 @@ struct ScatterAddPattern : OpRewritePattern<ScatterAddOp> {
               [&](OpBuilder &ib, Location il, Value j, ValueRange a) {
                 Value u = tensor::ExtractOp::create(ib, il, updates,
                                                     ValueRange{t, j});
-                Value o = tensor::ExtractOp::create(ib, il, a[0],
-                                                    ValueRange{id, j});
+                Value o =
+                    tensor::ExtractOp::create(ib, il, a[0], ValueRange{id, j});
                 Value s = arith::AddFOp::create(ib, il, o, u);
                 Value n = tensor::InsertOp::create(ib, il, s, a[0],
                                                    ValueRange{id, j});
@@ -232,11 +230,11 @@ struct CumsumPattern : OpRewritePattern<CumsumOp> {
           auto [offsets, sizes, strides] = params(b, pos);
           Value cur = tensor::ExtractSliceOp::create(
               b, l, sliceType, op.getInput(), offsets, sizes, strides);
-          Value run = elementwise(b, l, sliceType, ValueRange{acc[1], cur},
-                                  [](OpBuilder &eb, Location el, ValueRange a) {
-                                    return Value(arith::AddFOp::create(
-                                        eb, el, a[0], a[1]));
-                                  });
+          Value run = elementwise(
+              b, l, sliceType, ValueRange{acc[1], cur},
+              [](OpBuilder &eb, Location el, ValueRange a) {
+                return Value(arith::AddFOp::create(eb, el, a[0], a[1]));
+              });
           Value out = tensor::InsertSliceOp::create(b, l, run, acc[0], offsets,
                                                     sizes, strides);
           scf::YieldOp::create(b, l, ValueRange{out, run});

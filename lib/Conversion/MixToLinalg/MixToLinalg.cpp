@@ -36,8 +36,8 @@ struct ConvertMixToLinalgPass
     populateMixToLinalgPatterns(patterns);
     GreedyRewriteConfig config;
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       return signalPassFailure();
     WalkResult left = getOperation()->walk([](Operation *op) {
       if (isa<MixDialect>(op->getDialect())) {

@@ -95,8 +95,8 @@ struct PadPattern : OpRewritePattern<PadOp> {
     SliceParams p(rewriter, tensorType(op.getInput()).getShape(), op.getDim(),
                   op.getOffset());
     rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(
-        op, op.getInput(), filled(rewriter, loc, out, 0.0), p.offsets,
-        p.sizes, p.strides);
+        op, op.getInput(), filled(rewriter, loc, out, 0.0), p.offsets, p.sizes,
+        p.strides);
     return success();
   }
 };

@@ -58,11 +58,9 @@ struct BroadcastPattern : OpRewritePattern<BroadcastOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(BroadcastOp op,
                                 PatternRewriter &rewriter) const override {
-    Value r = elementwise(rewriter, op.getLoc(), tensorType(op.getResult()),
-                          op.getInput(),
-                          [](OpBuilder &, Location, ValueRange a) {
-                            return a[0];
-                          });
+    Value r = elementwise(
+        rewriter, op.getLoc(), tensorType(op.getResult()), op.getInput(),
+        [](OpBuilder &, Location, ValueRange a) { return a[0]; });
     rewriter.replaceOp(op, r);
     return success();
   }
@@ -75,8 +73,7 @@ struct TransposePattern : OpRewritePattern<TransposeOp> {
     Location loc = op.getLoc();
     auto t = linalg::TransposeOp::create(
         rewriter, loc, op.getInput(),
-        empty(rewriter, loc, tensorType(op.getResult())),
-        op.getPermutation());
+        empty(rewriter, loc, tensorType(op.getResult())), op.getPermutation());
     rewriter.replaceOp(op, t.getResult());
     return success();
   }
@@ -110,9 +107,9 @@ struct MatmulPattern : OpRewritePattern<MatmulOp> {
     int64_t r = out.getRank();
     Type f32 = out.getElementType();
     if (r == 2) {
-      auto mm = linalg::MatmulOp::create(
-          rewriter, loc, ValueRange{a, b},
-          ValueRange{filled(rewriter, loc, out, 0.0)});
+      auto mm =
+          linalg::MatmulOp::create(rewriter, loc, ValueRange{a, b},
+                                   ValueRange{filled(rewriter, loc, out, 0.0)});
       rewriter.replaceOp(op, mm.getResult(0));
       return success();
     }
@@ -138,7 +135,7 @@ struct MatmulPattern : OpRewritePattern<MatmulOp> {
 
 void lowering::populateStructuredPatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<ReducePattern<ReduceSumOp, false>,
-               ReducePattern<ReduceMaxOp, true>, BroadcastPattern,
-               TransposePattern, MatmulPattern>(ctx);
+  patterns
+      .add<ReducePattern<ReduceSumOp, false>, ReducePattern<ReduceMaxOp, true>,
+           BroadcastPattern, TransposePattern, MatmulPattern>(ctx);
 }

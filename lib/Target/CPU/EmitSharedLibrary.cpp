@@ -133,8 +133,7 @@ hostMachine(unsigned optLevel) {
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::Triple triple(llvm::sys::getProcessTriple());
   std::string err;
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(triple, err);
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, err);
   if (!target)
     return error("no LLVM target for " + triple.str() + ": " + err);
   llvm::SubtargetFeatures features;
@@ -144,16 +143,15 @@ hostMachine(unsigned optLevel) {
   std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
       triple, llvm::sys::getHostCPUName(), features.getString(), options,
       llvm::Reloc::PIC_, std::nullopt,
-      optLevel == 0 ? llvm::CodeGenOptLevel::None
-                    : optLevel == 1 ? llvm::CodeGenOptLevel::Less
-                                    : llvm::CodeGenOptLevel::Default));
+      optLevel == 0   ? llvm::CodeGenOptLevel::None
+      : optLevel == 1 ? llvm::CodeGenOptLevel::Less
+                      : llvm::CodeGenOptLevel::Default));
   if (!tm)
     return error("cannot create a target machine for " + triple.str());
   return std::move(tm);
 }
 
-llvm::Error mlir::mix::emitSharedLibrary(ModuleOp module,
-                                         llvm::StringRef path,
+llvm::Error mlir::mix::emitSharedLibrary(ModuleOp module, llvm::StringRef path,
                                          unsigned optLevel) {
   registerBuiltinDialectTranslation(*module.getContext());
   registerLLVMDialectTranslation(*module.getContext());
@@ -169,8 +167,8 @@ llvm::Error mlir::mix::emitSharedLibrary(ModuleOp module,
     return tm.takeError();
   llvmModule->setDataLayout((*tm)->createDataLayout());
   llvmModule->setTargetTriple((*tm)->getTargetTriple());
-  if (llvm::Error e = makeOptimizingTransformer(optLevel, 0, tm->get())(
-          llvmModule.get()))
+  if (llvm::Error e =
+          makeOptimizingTransformer(optLevel, 0, tm->get())(llvmModule.get()))
     return e;
 
   // The object and the support source go next to the library, then away.
@@ -204,12 +202,12 @@ llvm::Error mlir::mix::emitSharedLibrary(ModuleOp module,
     return error("cannot link the package: clang-22 is not on PATH (run "
                  "scripts/setup.sh)");
   std::string out = path.str();
-  llvm::SmallVector<llvm::StringRef> args{
-      *cc, "-shared", "-fPIC", "-O2", object, support, "-o", out, "-ldnnl",
-      "-lm"};
+  llvm::SmallVector<llvm::StringRef> args{*cc,      "-shared", "-fPIC", "-O2",
+                                          object,   support,   "-o",    out,
+                                          "-ldnnl", "-lm"};
   std::string message;
-  int rc = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0,
-                                     &message);
+  int rc =
+      llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0, &message);
   llvm::sys::fs::remove(object);
   llvm::sys::fs::remove(support);
   if (rc != 0)

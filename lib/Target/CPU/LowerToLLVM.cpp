@@ -23,7 +23,6 @@
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -33,6 +32,7 @@
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
 using namespace mlir::mix;
@@ -53,26 +53,25 @@ static constexpr const char *kToLoops =
     "convert-bufferization-to-memref";
 
 // Then everything to the LLVM dialect.
-static constexpr const char *kToLLVM =
-    "expand-strided-metadata,"
-    "lower-affine,"
-    "convert-scf-to-cf,"
-    "convert-math-to-llvm,"
-    "convert-math-to-libm,"
-    "convert-arith-to-llvm,"
-    "convert-index-to-llvm,"
-    "finalize-memref-to-llvm,"
-    "convert-func-to-llvm,"
-    "convert-cf-to-llvm,"
-    "reconcile-unrealized-casts";
+static constexpr const char *kToLLVM = "expand-strided-metadata,"
+                                       "lower-affine,"
+                                       "convert-scf-to-cf,"
+                                       "convert-math-to-llvm,"
+                                       "convert-math-to-libm,"
+                                       "convert-arith-to-llvm,"
+                                       "convert-index-to-llvm,"
+                                       "finalize-memref-to-llvm,"
+                                       "convert-func-to-llvm,"
+                                       "convert-cf-to-llvm,"
+                                       "reconcile-unrealized-casts";
 
 void mlir::mix::registerCPUCodegenDialects(DialectRegistry &registry) {
-  registry.insert<affine::AffineDialect, arith::ArithDialect,
-                  bufferization::BufferizationDialect, cf::ControlFlowDialect,
-                  func::FuncDialect, index::IndexDialect, LLVM::LLVMDialect,
-                  linalg::LinalgDialect, math::MathDialect,
-                  memref::MemRefDialect, scf::SCFDialect,
-                  tensor::TensorDialect>();
+  registry
+      .insert<affine::AffineDialect, arith::ArithDialect,
+              bufferization::BufferizationDialect, cf::ControlFlowDialect,
+              func::FuncDialect, index::IndexDialect, LLVM::LLVMDialect,
+              linalg::LinalgDialect, math::MathDialect, memref::MemRefDialect,
+              scf::SCFDialect, tensor::TensorDialect>();
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
@@ -167,7 +166,8 @@ mlir::mix::addPackedEntryPoints(ModuleOp module, ArrayRef<std::string> names,
     if (!callee || types == entryTypes.end())
       return module.emitError() << "no lowered function @" << name;
     Location loc = callee.getLoc();
-    auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptr});
+    auto type =
+        LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptr});
     auto entry = LLVM::LLVMFuncOp::create(b, loc, entryPointSymbol(name), type);
     Block *block = entry.addEntryBlock(b);
     OpBuilder::InsertionGuard guard(b);
@@ -183,11 +183,11 @@ mlir::mix::addPackedEntryPoints(ModuleOp module, ArrayRef<std::string> names,
       auto memref = dyn_cast<MemRefType>(argType);
       if (!memref || !memref.hasStaticShape() ||
           !memref.getLayout().isIdentity())
-        return callee.emitError() << "argument #" << i
-                                  << " is not a static, contiguous memref";
-      Value slot = LLVM::GEPOp::create(b, loc, ptr, ptr, block->getArgument(0),
-                                       ArrayRef<LLVM::GEPArg>{
-                                           static_cast<int32_t>(i)});
+        return callee.emitError()
+               << "argument #" << i << " is not a static, contiguous memref";
+      Value slot =
+          LLVM::GEPOp::create(b, loc, ptr, ptr, block->getArgument(0),
+                              ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
       Value p = LLVM::LoadOp::create(b, loc, ptr, slot);
       args.push_back(p);
       args.push_back(p);

@@ -20,8 +20,7 @@ using namespace mlir::mix;
 static MemRefType dynamicStrided(MLIRContext *ctx, int64_t rank) {
   SmallVector<int64_t> shape(rank, ShapedType::kDynamic);
   SmallVector<int64_t> strides(rank, ShapedType::kDynamic);
-  auto layout =
-      StridedLayoutAttr::get(ctx, ShapedType::kDynamic, strides);
+  auto layout = StridedLayoutAttr::get(ctx, ShapedType::kDynamic, strides);
   return MemRefType::get(shape, Float32Type::get(ctx), layout);
 }
 
@@ -37,8 +36,7 @@ static func::FuncOp declare(ModuleOp module, StringRef name, int64_t rank) {
 }
 
 template <typename OpTy>
-static void replace(ModuleOp module, OpTy op, StringRef callee,
-                    int64_t rank) {
+static void replace(ModuleOp module, OpTy op, StringRef callee, int64_t rank) {
   if (!op.hasPureBufferSemantics())
     return;
   for (Value v : op->getOperands()) {

@@ -17,8 +17,7 @@ using namespace mixrt;
 /// tokens and the targets, then the three loss terms.
 static std::vector<void *> packInputs(const std::vector<const float *> &params,
                                       const int32_t *tokens,
-                                      const int32_t *targets,
-                                      LossValues *out) {
+                                      const int32_t *targets, LossValues *out) {
   std::vector<void *> args;
   for (const float *p : params)
     args.push_back(const_cast<float *>(p));
@@ -32,7 +31,6 @@ static std::vector<void *> packInputs(const std::vector<const float *> &params,
   return args;
 }
 
-
 CompiledModel::CompiledModel(const Manifest &manifest) : manifest(manifest) {
   if (!manifest.library)
     fail(manifest.packagePath,
@@ -44,8 +42,8 @@ CompiledModel::CompiledModel(const Manifest &manifest) : manifest(manifest) {
   handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char *why = ::dlerror();
-    fail(path, ": cannot load the compiled code: ",
-         why ? why : "unknown error");
+    fail(path,
+         ": cannot load the compiled code: ", why ? why : "unknown error");
   }
   forwardEntry = lookup("mix_forward");
   gradEntry = lookup("mix_grad");

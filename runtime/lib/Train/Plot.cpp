@@ -63,8 +63,8 @@ void chunk(std::string &out, const char *type, const std::string &data) {
   put32(out, uint32_t(data.size()));
   std::string body = std::string(type, 4) + data;
   out += body;
-  put32(out, crc32(reinterpret_cast<const uint8_t *>(body.data()),
-                   body.size()));
+  put32(out,
+        crc32(reinterpret_cast<const uint8_t *>(body.data()), body.size()));
 }
 
 std::string encodePNG(const Canvas &c) {
@@ -103,10 +103,9 @@ std::string encodePNG(const Canvas &c) {
 }
 } // namespace
 
-void mixrt::writeLossPlot(
-    const std::string &path,
-    const std::vector<std::pair<int64_t, double>> &train,
-    const std::vector<std::pair<int64_t, double>> &val) {
+void mixrt::writeLossPlot(const std::string &path,
+                          const std::vector<std::pair<int64_t, double>> &train,
+                          const std::vector<std::pair<int64_t, double>> &val) {
   const int w = 800, h = 500, margin = 40;
   Canvas c(w, h);
   double xmax = 1, ymin = 1e30, ymax = -1e30;

@@ -91,7 +91,8 @@ void saveCheckpoint(const std::string &path, const Manifest &manifest,
   TensorFile file;
   for (size_t i = 0; i < manifest.params.size(); ++i) {
     const ParamInfo &p = manifest.params[i];
-    file.add("param." + p.name, Tensor::create<float>(p.shape, state.params[i]));
+    file.add("param." + p.name,
+             Tensor::create<float>(p.shape, state.params[i]));
     file.add("adam_m." + p.name, Tensor::create<float>(p.shape, state.m[i]));
     file.add("adam_v." + p.name, Tensor::create<float>(p.shape, state.v[i]));
   }
@@ -173,7 +174,8 @@ void mixrt::train(const TrainOptions &o) {
   Corpus valData =
       Corpus::load(o.dataDir + "/val.txt", *tokenizer, manifest.seq);
   int64_t warmup = o.warmup >= 0 ? o.warmup : o.steps / 10;
-  int64_t evalEvery = o.evalEvery > 0 ? o.evalEvery : std::max<int64_t>(1, o.steps / 10);
+  int64_t evalEvery =
+      o.evalEvery > 0 ? o.evalEvery : std::max<int64_t>(1, o.steps / 10);
   int64_t ckptEvery = o.ckptEvery > 0 ? o.ckptEvery : evalEvery;
 
   std::filesystem::create_directories(o.outDir);
@@ -261,8 +263,9 @@ void mixrt::train(const TrainOptions &o) {
     args.push_back(&gradNorm);
     model.adamw(args.data());
     if (!std::isfinite(gradNorm))
-      fail("step ", step, ": the gradient norm is not finite; the last good "
-                          "checkpoint is ",
+      fail("step ", step,
+           ": the gradient norm is not finite; the last good "
+           "checkpoint is ",
            ckptPath);
     std::swap(state.params, newParams);
     std::swap(state.m, newM);
@@ -270,9 +273,9 @@ void mixrt::train(const TrainOptions &o) {
     state.step = step;
     state.sampler = sampler.state;
 
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - t0)
-                         .count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
     double tps = double(tokensPerStep) / seconds;
     trainCurve.emplace_back(step, loss.loss);
     std::ostringstream line;
@@ -296,22 +299,21 @@ void mixrt::train(const TrainOptions &o) {
     if (step % ckptEvery == 0 || step == o.steps || stopping)
       saveCheckpoint(ckptPath, manifest, state);
 
-    double elapsed = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+    double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     double eta = elapsed / double(step - firstStep) * double(o.steps - step);
     char buf[256];
     std::snprintf(buf, sizeof buf,
                   "step %lld/%lld  loss %.4f  val_ce %.4f  %.0f tok/s  "
                   "elapsed %s  left %s",
-                  (long long)step, (long long)o.steps, loss.loss, lastVal,
-                  tps, formatDuration(elapsed).c_str(),
-                  formatDuration(eta).c_str());
+                  (long long)step, (long long)o.steps, loss.loss, lastVal, tps,
+                  formatDuration(elapsed).c_str(), formatDuration(eta).c_str());
     if (tty) {
       int width = 24, done = int(width * step / o.steps);
       std::cerr << "\r[" << std::string(done, '=')
-                << std::string(width - done, ' ') << "] " << buf
-                << "\x1b[K" << std::flush;
+                << std::string(width - done, ' ') << "] " << buf << "\x1b[K"
+                << std::flush;
     } else if (step % evalEvery == 0 || step == o.steps || step == 1) {
       std::cerr << buf << "\n";
     }

@@ -34,12 +34,12 @@ struct Config {
   int64_t batch = 2, seq = 5;
 
   std::string json() const {
-    std::string s = "{\"arch\": \"" + arch + "\", \"vocab_size\": " +
-                    std::to_string(v) + ", \"n_positions\": 16, " +
-                    "\"n_layer\": " + std::to_string(l) +
-                    ", \"d_model\": " + std::to_string(d) +
-                    ", \"n_head\": " + std::to_string(h) +
-                    ", \"d_ff\": " + std::to_string(f);
+    std::string s =
+        "{\"arch\": \"" + arch + "\", \"vocab_size\": " + std::to_string(v) +
+        ", \"n_positions\": 16, " + "\"n_layer\": " + std::to_string(l) +
+        ", \"d_model\": " + std::to_string(d) +
+        ", \"n_head\": " + std::to_string(h) +
+        ", \"d_ff\": " + std::to_string(f);
     if (arch == "cmollm")
       s += ", \"cmollm\": {\"streams\": " + std::to_string(n) +
            ", \"gating\": \"" + gating +
@@ -68,12 +68,11 @@ Tensor linear(const Tensor &x, const Params &p, const std::string &name) {
 
 /// SPEC §2-3 for dense and cMoLLM (simple and multi_head gates).
 std::tuple<Tensor, Tensor, Tensor> forward(const Params &p, const Tensor &tok,
-                                           const Tensor &tgt,
-                                           const Config &c) {
+                                           const Tensor &tgt, const Config &c) {
   int64_t b = tok.size(0), s = tok.size(1), dh = c.d / c.h;
-  Tensor x = p.at("wte.weight").index_select(0, tok.flatten()).view(
-                 {b, s, c.d}) +
-             p.at("wpe.weight").slice(0, 0, s);
+  Tensor x =
+      p.at("wte.weight").index_select(0, tok.flatten()).view({b, s, c.d}) +
+      p.at("wpe.weight").slice(0, 0, s);
   std::vector<Tensor> auxes;
   for (int64_t l = 0; l < c.l; ++l) {
     std::string pre = "h." + std::to_string(l) + ".";
@@ -86,13 +85,14 @@ std::tuple<Tensor, Tensor, Tensor> forward(const Params &p, const Tensor &tok,
                  std::sqrt(double(dh));
     Tensor mask = torch::ones({s, s}, torch::kBool).triu(1);
     att = att.masked_fill(mask, -INFINITY).softmax(-1);
-    Tensor o = torch::matmul(att, heads(qkv[2])).transpose(1, 2).reshape(
-        {b, s, c.d});
+    Tensor o =
+        torch::matmul(att, heads(qkv[2])).transpose(1, 2).reshape({b, s, c.d});
     x = x + linear(o, p, pre + "attn.c_proj");
     Tensor m = layerNorm(x, p, pre + "ln_2");
     Tensor y;
     if (c.arch == "dense") {
-      y = linear(gpt2Gelu(linear(m, p, pre + "mlp.c_fc")), p, pre + "mlp.c_proj");
+      y = linear(gpt2Gelu(linear(m, p, pre + "mlp.c_fc")), p,
+                 pre + "mlp.c_proj");
     } else {
       Tensor k = p.at(pre + "mlp.kernels"), kb = p.at(pre + "mlp.kernel_bias");
       Tensor outs = torch::einsum("bsd,kfd->bskf", {m, k}) + kb; // MoE form
@@ -128,9 +128,9 @@ std::tuple<Tensor, Tensor, Tensor> forward(const Params &p, const Tensor &tok,
 
 double relError(const float *got, const Tensor &ref) {
   Tensor r = ref.to(torch::kFloat64).contiguous().flatten();
-  Tensor g = torch::from_blob(const_cast<float *>(got), {r.numel()},
-                              torch::kFloat32)
-                 .to(torch::kFloat64);
+  Tensor g =
+      torch::from_blob(const_cast<float *>(got), {r.numel()}, torch::kFloat32)
+          .to(torch::kFloat64);
   double n = r.norm().item<double>();
   return (g - r).norm().item<double>() / (n > 0 ? n : 1.0);
 }
@@ -149,11 +149,10 @@ protected:
     std::filesystem::create_directories(dir);
     std::ofstream(dir / "m.json") << c.json();
     const char *mixc = std::getenv("MIXC");
-    std::string cmd = std::string(mixc ? mixc : "mixc") + " " +
-                      (dir / "m.json").string() + " --batch " +
-                      std::to_string(c.batch) + " --seq " +
-                      std::to_string(c.seq) + " -o " +
-                      (dir / "m.mixpkg").string();
+    std::string cmd =
+        std::string(mixc ? mixc : "mixc") + " " + (dir / "m.json").string() +
+        " --batch " + std::to_string(c.batch) + " --seq " +
+        std::to_string(c.seq) + " -o " + (dir / "m.mixpkg").string();
     EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
     compiled[c.name] = (dir / "m.mixpkg").string();
     return mixrt::readManifest(compiled[c.name]);

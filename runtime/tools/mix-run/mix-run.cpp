@@ -53,31 +53,31 @@ static CommandSpec gradSpec() {
 }
 
 static CommandSpec trainSpec() {
-  return {kTool,
-          "train",
-          "Trains the package on DIR/train.txt, evaluating on DIR/val.txt "
-          "(SPEC section 7):\nwarm-up and cosine learning rate, gradient "
-          "clipping, AdamW, checkpoints in\nRUN_DIR/checkpoint.safetensors, "
-          "one JSON object a step in RUN_DIR/metrics.jsonl,\nand the loss "
-          "curves in RUN_DIR/loss.png.",
-          {packageArgument()},
-          {{"data", "DIR", "directory with train.txt and val.txt", true},
-           {"steps", "N", "number of optimizer steps", true},
-           {"out", "RUN_DIR", "directory for checkpoints and metrics", true},
-           {"lr", "LR", "peak learning rate (default 1e-3)", false},
-           {"warmup", "N", "warm-up steps (default steps/10)", false},
-           {"eval-every", "N", "evaluate every N steps (default steps/10)",
-            false},
-           {"ckpt-every", "N", "checkpoint every N steps (default: as "
-                               "eval-every)",
-            false},
-           {"eval-batches", "N", "validation batches an evaluation (default 8)",
-            false},
-           {"tokenizer", "byte|gpt2", "tokenizer (default byte)", false},
-           {"gpt2-dir", "DIR", "encoder.json and vocab.bpe for gpt2", false},
-           {"resume", "", "continue from RUN_DIR/checkpoint.safetensors",
-            false},
-           {"stop-after", "N", "stop with a checkpoint after step N", false}}};
+  return {
+      kTool,
+      "train",
+      "Trains the package on DIR/train.txt, evaluating on DIR/val.txt "
+      "(SPEC section 7):\nwarm-up and cosine learning rate, gradient "
+      "clipping, AdamW, checkpoints in\nRUN_DIR/checkpoint.safetensors, "
+      "one JSON object a step in RUN_DIR/metrics.jsonl,\nand the loss "
+      "curves in RUN_DIR/loss.png.",
+      {packageArgument()},
+      {{"data", "DIR", "directory with train.txt and val.txt", true},
+       {"steps", "N", "number of optimizer steps", true},
+       {"out", "RUN_DIR", "directory for checkpoints and metrics", true},
+       {"lr", "LR", "peak learning rate (default 1e-3)", false},
+       {"warmup", "N", "warm-up steps (default steps/10)", false},
+       {"eval-every", "N", "evaluate every N steps (default steps/10)", false},
+       {"ckpt-every", "N",
+        "checkpoint every N steps (default: as "
+        "eval-every)",
+        false},
+       {"eval-batches", "N", "validation batches an evaluation (default 8)",
+        false},
+       {"tokenizer", "byte|gpt2", "tokenizer (default byte)", false},
+       {"gpt2-dir", "DIR", "encoder.json and vocab.bpe for gpt2", false},
+       {"resume", "", "continue from RUN_DIR/checkpoint.safetensors", false},
+       {"stop-after", "N", "stop with a checkpoint after step N", false}}};
 }
 
 static CommandSpec evalSpec() {
@@ -86,8 +86,9 @@ static CommandSpec evalSpec() {
           "Validation cross-entropy and perplexity of parameters on "
           "DIR/val.txt.",
           {packageArgument()},
-          {{"params", "P.safetensors", "the parameters (or a checkpoint's "
-                                       "param.* tensors)",
+          {{"params", "P.safetensors",
+            "the parameters (or a checkpoint's "
+            "param.* tensors)",
             true},
            {"data", "DIR", "directory with val.txt", true},
            {"eval-batches", "N", "validation batches (default 8)", false},
@@ -133,23 +134,23 @@ static TensorFile readParams(const std::string &path) {
 }
 
 static CommandSpec generateSpec() {
-  return {kTool,
-          "generate",
-          "Samples text after a prompt (temperature and top-k).",
-          {packageArgument()},
-          {{"params", "P.safetensors", "the parameters (or a checkpoint)",
-            true},
-           {"prompt", "TEXT", "the text to continue (default \"The \")",
-            false},
-           {"tokens", "N", "how many tokens to sample (default 200)", false},
-           {"temperature", "T", "softmax temperature; 0 is greedy (default "
-                                "0.8)",
-            false},
-           {"top-k", "K", "sample among the K likeliest (default 40; 0: all)",
-            false},
-           {"seed", "S", "sampler seed (default 0)", false},
-           {"tokenizer", "byte|gpt2", "tokenizer (default byte)", false},
-           {"gpt2-dir", "DIR", "encoder.json and vocab.bpe for gpt2", false}}};
+  return {
+      kTool,
+      "generate",
+      "Samples text after a prompt (temperature and top-k).",
+      {packageArgument()},
+      {{"params", "P.safetensors", "the parameters (or a checkpoint)", true},
+       {"prompt", "TEXT", "the text to continue (default \"The \")", false},
+       {"tokens", "N", "how many tokens to sample (default 200)", false},
+       {"temperature", "T",
+        "softmax temperature; 0 is greedy (default "
+        "0.8)",
+        false},
+       {"top-k", "K", "sample among the K likeliest (default 40; 0: all)",
+        false},
+       {"seed", "S", "sampler seed (default 0)", false},
+       {"tokenizer", "byte|gpt2", "tokenizer (default byte)", false},
+       {"gpt2-dir", "DIR", "encoder.json and vocab.bpe for gpt2", false}}};
 }
 
 static int runGenerate(const ParsedArgs &args) {
@@ -192,10 +193,10 @@ static int runEval(const ParsedArgs &args) {
   for (const Tensor *t : checkParams(manifest, source, paramsPath))
     data.push_back(t->getData<float>());
   std::string tokenizerName = args.getOptional("tokenizer").value_or("byte");
-  std::unique_ptr<Tokenizer> tokenizer = createTokenizer(
-      tokenizerName, args.getOptional("gpt2-dir").value_or(""));
-  Corpus val = Corpus::load(args.get("data") + "/val.txt", *tokenizer,
-                            manifest.seq);
+  std::unique_ptr<Tokenizer> tokenizer =
+      createTokenizer(tokenizerName, args.getOptional("gpt2-dir").value_or(""));
+  Corpus val =
+      Corpus::load(args.get("data") + "/val.txt", *tokenizer, manifest.seq);
   int64_t batches = args.getOptional("eval-batches")
                         ? args.getInteger("eval-batches", 1, 1 << 20)
                         : 8;
@@ -204,7 +205,6 @@ static int runEval(const ParsedArgs &args) {
             << "\n";
   return 0;
 }
-
 
 static int runInit(const ParsedArgs &args) {
   Manifest manifest = readManifest(args.positionals[0]);
@@ -217,7 +217,8 @@ static int runGrad(const ParsedArgs &args) {
   const std::string &paramsPath = args.get("params");
   const std::string &batchPath = args.get("batch");
   TensorFile params = readSafetensors(paramsPath);
-  std::vector<const Tensor *> ordered = checkParams(manifest, params, paramsPath);
+  std::vector<const Tensor *> ordered =
+      checkParams(manifest, params, paramsPath);
   TensorFile batchFile = readSafetensors(batchPath);
   TokenBatch batch = checkBatch(manifest, batchFile, batchPath);
   if (!manifest.library)
@@ -240,8 +241,8 @@ static int runGrad(const ParsedArgs &args) {
     grads.emplace_back(getNumElements(p.shape));
   for (std::vector<float> &g : grads)
     gradData.push_back(g.data());
-  LossValues loss = model.grad(paramData, tokens.data(), targets.data(),
-                               gradData);
+  LossValues loss =
+      model.grad(paramData, tokens.data(), targets.data(), gradData);
 
   TensorFile out;
   out.add("loss", Tensor::create<float>({}, {loss.loss}));

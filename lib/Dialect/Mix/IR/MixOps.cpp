@@ -310,9 +310,9 @@ static LogicalResult verifyStacked(Operation *op, Value input, Value gate,
            << " input features, but the input has " << in.back();
   int64_t f = k[1];
   if (f % heads != 0)
-    return op->emitOpError() << "kernels' output size " << f
-                             << " is not divisible by " << heads
-                             << " gate heads";
+    return op->emitOpError()
+           << "kernels' output size " << f << " is not divisible by " << heads
+           << " gate heads";
   if (bias && shared)
     return op->emitOpError(
         "cannot have both a per-expert bias and a shared_bias");

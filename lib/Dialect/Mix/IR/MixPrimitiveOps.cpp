@@ -24,8 +24,8 @@ static LogicalResult verifyDims(Operation *op, ArrayRef<int64_t> dims,
   llvm::SmallVector<bool> seen(rank, false);
   for (int64_t d : dims) {
     if (d < 0 || d >= rank)
-      return op->emitOpError() << "dimension " << d
-                               << " is out of range for rank " << rank;
+      return op->emitOpError()
+             << "dimension " << d << " is out of range for rank " << rank;
     if (seen[d])
       return op->emitOpError() << "dimension " << d << " is listed twice";
     seen[d] = true;
@@ -33,8 +33,7 @@ static LogicalResult verifyDims(Operation *op, ArrayRef<int64_t> dims,
   return success();
 }
 
-template <typename OpTy>
-static LogicalResult verifyReduce(OpTy op) {
+template <typename OpTy> static LogicalResult verifyReduce(OpTy op) {
   ArrayRef<int64_t> in = shapeOf(op.getInput());
   if (failed(verifyDims(op, op.getDims(), in.size())))
     return failure();
@@ -116,20 +115,18 @@ static LogicalResult verifySliceLike(Operation *op, Value big, Value small,
   SmallVector<int64_t> want(b);
   want[dim] = s[dim];
   if (ArrayRef<int64_t>(want) != s || offset + s[dim] > b[dim])
-    return op->emitOpError() << "range [" << offset << ", " << offset + s[dim]
-                             << ") of dimension " << dim << " does not fit "
-                             << shapeStr(b);
+    return op->emitOpError()
+           << "range [" << offset << ", " << offset + s[dim]
+           << ") of dimension " << dim << " does not fit " << shapeStr(b);
   return success();
 }
 
 LogicalResult SliceOp::verify() {
-  return verifySliceLike(*this, getInput(), getResult(), getDim(),
-                         getOffset());
+  return verifySliceLike(*this, getInput(), getResult(), getDim(), getOffset());
 }
 
 LogicalResult PadOp::verify() {
-  return verifySliceLike(*this, getResult(), getInput(), getDim(),
-                         getOffset());
+  return verifySliceLike(*this, getResult(), getInput(), getDim(), getOffset());
 }
 
 LogicalResult ConcatOp::verify() {
