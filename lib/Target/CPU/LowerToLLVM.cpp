@@ -169,6 +169,10 @@ mlir::mix::addPackedEntryPoints(ModuleOp module, ArrayRef<std::string> names,
     auto type =
         LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptr});
     auto entry = LLVM::LLVMFuncOp::create(b, loc, entryPointSymbol(name), type);
+    // Glue too: a call with thousands of stack arguments sends the DAG
+    // combiner's store merging quadratic, so it is not optimised either.
+    entry.setPassthroughAttr(b.getArrayAttr(
+        {b.getStringAttr("noinline"), b.getStringAttr("optnone")}));
     Block *block = entry.addEntryBlock(b);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(block);
