@@ -5,11 +5,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "mixrt/CommandLine.h"
+
 #include "mixrt/Error.h"
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <iostream>
+#include <new>
 
 using namespace mixrt;
 
@@ -156,4 +159,19 @@ std::string mixrt::formatUsage(const CommandSpec &spec) {
     out += line("--" + option.flag + " " + option.metavar, option.help);
   out += line("--help", "print this help");
   return out;
+}
+
+int mixrt::runToolMain(const char *tool, int argc, char **argv,
+                       int (*run)(const std::vector<std::string> &)) {
+  std::vector<std::string> words(argv + 1, argv + argc);
+  try {
+    return run(words);
+  } catch (const std::bad_alloc &) {
+    std::cerr << tool << ": error: out of memory\n";
+  } catch (const std::exception &e) {
+    std::cerr << tool << ": error: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << tool << ": error: unexpected failure\n";
+  }
+  return 1;
 }

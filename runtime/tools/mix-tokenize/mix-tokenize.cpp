@@ -147,16 +147,4 @@ static int run(const std::vector<std::string> &words) {
   return body(args);
 }
 
-int main(int argc, char **argv) {
-  std::vector<std::string> words(argv + 1, argv + argc);
-  try {
-    return run(words);
-  } catch (const std::bad_alloc &) {
-    std::cerr << kTool << ": error: out of memory\n";
-  } catch (const std::exception &e) {
-    std::cerr << kTool << ": error: " << e.what() << "\n";
-  } catch (...) {
-    std::cerr << kTool << ": error: unexpected failure\n";
-  }
-  return 1;
-}
+int main(int argc, char **argv) { return runToolMain(kTool, argc, argv, run); }
