@@ -1,10 +1,13 @@
 //===- TorchGradTest.cpp - Compiled gradients against libtorch autograd ---===//
 //
-// Compiles small models with mixc, runs their gradient and AdamW entry
-// points, and compares them with the same models written in libtorch from
-// SPEC.md (float64 autograd, torch::optim::AdamW).
+// Compiles small models of every architecture with mixc, runs their gradient
+// and AdamW entry points, and compares them with the models of SPEC.md
+// written in libtorch (Reference.cpp; float64 autograd, torch::optim::AdamW).
 //
 //===----------------------------------------------------------------------===//
+
+#include "CompileModel.h"
+#include "Reference.h"
 
 #include "mixrt/CompiledModel.h"
 #include "mixrt/Manifest.h"
@@ -13,118 +16,15 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include <cmath>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <map>
-
 using mixrt::CompiledModel;
 using mixrt::LossValues;
 using mixrt::Manifest;
 using mixrt::ParamInfo;
+using mixtest::Config;
+using mixtest::Params;
 using torch::Tensor;
-namespace F = torch::nn::functional;
 
 namespace {
-
-struct Config {
-  std::string name, arch = "dense", gating = "simple";
-  int64_t v = 37, l = 2, d = 12, h = 3, f = 20, n = 1, gateHeads = 1;
-  int64_t batch = 2, seq = 5;
-
-  std::string json() const {
-    std::string s =
-        "{\"arch\": \"" + arch + "\", \"vocab_size\": " + std::to_string(v) +
-        ", \"n_positions\": 16, " + "\"n_layer\": " + std::to_string(l) +
-        ", \"d_model\": " + std::to_string(d) +
-        ", \"n_head\": " + std::to_string(h) +
-        ", \"d_ff\": " + std::to_string(f);
-    if (arch == "cmollm")
-      s += ", \"cmollm\": {\"streams\": " + std::to_string(n) +
-           ", \"gating\": \"" + gating +
-           "\", \"gate_heads\": " + std::to_string(gateHeads) + "}";
-    return s + "}";
-  }
-};
-
-using Params = std::map<std::string, Tensor>;
-
-Tensor layerNorm(const Tensor &x, const Params &p, const std::string &name) {
-  Tensor mu = x.mean(-1, true);
-  Tensor var = (x - mu).pow(2).mean(-1, true);
-  return (x - mu) / torch::sqrt(var + 1e-5) * p.at(name + ".weight") +
-         p.at(name + ".bias");
-}
-
-Tensor gpt2Gelu(const Tensor &u) {
-  return 0.5 * u *
-         (1 + torch::tanh(std::sqrt(2.0 / M_PI) * (u + 0.044715 * u.pow(3))));
-}
-
-Tensor linear(const Tensor &x, const Params &p, const std::string &name) {
-  return torch::matmul(x, p.at(name + ".weight").t()) + p.at(name + ".bias");
-}
-
-/// SPEC §2-3 for dense and cMoLLM (simple and multi_head gates).
-std::tuple<Tensor, Tensor, Tensor> forward(const Params &p, const Tensor &tok,
-                                           const Tensor &tgt, const Config &c) {
-  int64_t b = tok.size(0), s = tok.size(1), dh = c.d / c.h;
-  Tensor x =
-      p.at("wte.weight").index_select(0, tok.flatten()).view({b, s, c.d}) +
-      p.at("wpe.weight").slice(0, 0, s);
-  std::vector<Tensor> auxes;
-  for (int64_t l = 0; l < c.l; ++l) {
-    std::string pre = "h." + std::to_string(l) + ".";
-    Tensor a = layerNorm(x, p, pre + "ln_1");
-    auto qkv = linear(a, p, pre + "attn.c_attn").split(c.d, -1);
-    auto heads = [&](const Tensor &t) {
-      return t.view({b, s, c.h, dh}).transpose(1, 2);
-    };
-    Tensor att = torch::matmul(heads(qkv[0]), heads(qkv[1]).transpose(-1, -2)) /
-                 std::sqrt(double(dh));
-    Tensor mask = torch::ones({s, s}, torch::kBool).triu(1);
-    att = att.masked_fill(mask, -INFINITY).softmax(-1);
-    Tensor o =
-        torch::matmul(att, heads(qkv[2])).transpose(1, 2).reshape({b, s, c.d});
-    x = x + linear(o, p, pre + "attn.c_proj");
-    Tensor m = layerNorm(x, p, pre + "ln_2");
-    Tensor y;
-    if (c.arch == "dense") {
-      y = linear(gpt2Gelu(linear(m, p, pre + "mlp.c_fc")), p,
-                 pre + "mlp.c_proj");
-    } else {
-      Tensor k = p.at(pre + "mlp.kernels"), kb = p.at(pre + "mlp.kernel_bias");
-      Tensor outs = torch::einsum("bsd,kfd->bskf", {m, k}) + kb; // MoE form
-      Tensor u, pk;
-      if (c.gating == "multi_head") {
-        int64_t hh = c.gateHeads;
-        Tensor mh = m.view({b, s, hh, c.d / hh});
-        Tensor g = (torch::einsum("bshe,hne->bshn",
-                                  {mh, p.at(pre + "mlp.gate.weight")}) +
-                    p.at(pre + "mlp.gate.bias"))
-                       .softmax(-1);
-        u = torch::einsum("bshn,bsnhc->bshc",
-                          {g, outs.view({b, s, c.n, hh, c.f / hh})})
-                .reshape({b, s, c.f});
-        pk = g.mean({1, 2});
-      } else {
-        Tensor g = linear(m, p, pre + "mlp.gate").softmax(-1);
-        u = torch::einsum("bsn,bsnf->bsf", {g, outs});
-        pk = g.mean(1);
-      }
-      y = linear(gpt2Gelu(u), p, pre + "mlp.c_proj");
-      auxes.push_back((0.01 * double(c.n) * pk.pow(2).sum(-1)).mean());
-    }
-    x = x + y;
-  }
-  Tensor z = layerNorm(x, p, "ln_f");
-  Tensor logits = torch::matmul(z, p.at("wte.weight").t());
-  Tensor ce = F::cross_entropy(logits.view({-1, c.v}), tgt.flatten());
-  Tensor aux = auxes.empty() ? torch::zeros({}, torch::kFloat64)
-                             : torch::stack(auxes).mean();
-  return {ce + aux, ce, aux};
-}
 
 double relError(const float *got, const Tensor &ref) {
   Tensor r = ref.to(torch::kFloat64).contiguous().flatten();
@@ -135,51 +35,23 @@ double relError(const float *got, const Tensor &ref) {
   return (g - r).norm().item<double>() / (n > 0 ? n : 1.0);
 }
 
-class TorchGrad : public ::testing::TestWithParam<Config> {
-protected:
-  /// Compiles `c` with mixc into a package under a temporary directory,
-  /// once per configuration (both tests of a model share the package).
-  Manifest compile(const Config &c) {
-    static std::map<std::string, std::string> compiled;
-    if (auto it = compiled.find(c.name); it != compiled.end())
-      return mixrt::readManifest(it->second);
-    std::filesystem::path dir =
-        std::filesystem::temp_directory_path() /
-        ("mix-torch-" + c.name + "-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
-    std::ofstream(dir / "m.json") << c.json();
-    const char *mixc = std::getenv("MIXC");
-    std::string cmd =
-        std::string(mixc ? mixc : "mixc") + " " + (dir / "m.json").string() +
-        " --batch " + std::to_string(c.batch) + " --seq " +
-        std::to_string(c.seq) + " -o " + (dir / "m.mixpkg").string();
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    compiled[c.name] = (dir / "m.mixpkg").string();
-    return mixrt::readManifest(compiled[c.name]);
-  }
-};
+class TorchGrad : public ::testing::TestWithParam<Config> {};
 
 TEST_P(TorchGrad, LossAndEveryGradient) {
   const Config &c = GetParam();
-  Manifest manifest = compile(c);
+  Manifest manifest = mixtest::compileModel(c);
   CompiledModel model(manifest);
-  torch::manual_seed(0);
-  Params p64;
+  Params p64 = mixtest::randomParams(manifest, 0);
   std::vector<Tensor> p32;
   std::vector<const float *> ptrs;
   for (const ParamInfo &info : manifest.params) {
-    Tensor t = torch::randn(info.shape, torch::kFloat64) * 0.2;
-    if (info.name.find("ln_") != std::string::npos &&
-        info.name.find(".weight") != std::string::npos)
-      t = t + 1;
-    Tensor f = t.to(torch::kFloat32).contiguous();
-    p32.push_back(f);
-    ptrs.push_back(f.data_ptr<float>());
-    p64[info.name] = f.to(torch::kFloat64).requires_grad_(true);
+    p32.push_back(p64[info.name].to(torch::kFloat32).contiguous());
+    ptrs.push_back(p32.back().data_ptr<float>());
+    p64[info.name].requires_grad_(true);
   }
   Tensor tok = torch::randint(c.v, {c.batch, c.seq}, torch::kInt64);
   Tensor tgt = torch::randint(c.v, {c.batch, c.seq}, torch::kInt64);
-  auto [loss, ce, aux] = forward(p64, tok, tgt, c);
+  auto [loss, ce, aux] = mixtest::referenceLoss(p64, tok, tgt, c);
   loss.backward();
 
   std::vector<int32_t> t32(tok.data_ptr<int64_t>(),
@@ -211,7 +83,7 @@ TEST_P(TorchGrad, LossAndEveryGradient) {
 /// torch::nn::utils::clip_grad_norm_, decay on tensors of rank >= 2 only.
 TEST_P(TorchGrad, AdamWStep) {
   const Config &c = GetParam();
-  Manifest manifest = compile(c);
+  Manifest manifest = mixtest::compileModel(c);
   CompiledModel model(manifest);
   torch::manual_seed(1);
   size_t n = manifest.params.size();
@@ -296,6 +168,58 @@ std::vector<Config> configs() {
   mh.gateHeads = 4;
   mh.name = "cmollm_multi_head";
   out.push_back(mh);
+  Config ctx = dense;
+  ctx.arch = "cmollm";
+  ctx.gating = "context_aware";
+  ctx.n = 3;
+  ctx.name = "cmollm_context_aware";
+  out.push_back(ctx);
+  Config ctx1 = ctx;
+  ctx1.seq = 1;
+  ctx1.n = 2;
+  ctx1.name = "cmollm_context_aware_s1";
+  out.push_back(ctx1);
+  Config ad = ctx;
+  ad.gating = "adaptive";
+  ad.n = 4;
+  ad.name = "cmollm_adaptive";
+  out.push_back(ad);
+  Config ad1 = ad;
+  ad1.n = 1;
+  ad1.name = "cmollm_adaptive_n1";
+  out.push_back(ad1);
+  for (int64_t p : {1, 2, 3}) {
+    Config ps = dense;
+    ps.arch = "parascale";
+    ps.p = p;
+    ps.prefix = p == 3 ? 3 : 2;
+    ps.smoothing = p == 2 ? 0.1 : 0.01;
+    ps.name = "parascale_p" + std::to_string(p);
+    out.push_back(ps);
+  }
+  Config psOdd = dense;
+  psOdd.arch = "parascale";
+  psOdd.p = 2;
+  psOdd.d = 10;
+  psOdd.h = 5;
+  psOdd.f = 14;
+  psOdd.seq = 1;
+  psOdd.name = "parascale_odd_s1";
+  out.push_back(psOdd);
+  for (int64_t k : {1, 2, 3}) {
+    Config au = dense;
+    au.arch = "altup";
+    au.k = k;
+    au.l = 3;
+    au.name = "altup_k" + std::to_string(k);
+    out.push_back(au);
+  }
+  Config same = dense;
+  same.arch = "altup";
+  same.k = 2;
+  same.schedule = "same";
+  same.name = "altup_same";
+  out.push_back(same);
   return out;
 }
 
