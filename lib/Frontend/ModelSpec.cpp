@@ -7,7 +7,9 @@
 
 #include "mix/Frontend/ModelSpec.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -131,11 +133,16 @@ private:
     std::optional<double> d = v->getAsNumber();
     if (!d)
       return fail(section, key, "expected a number");
+    // %g, not formatv's fixed two decimals, which shows 1e-9 as 0.00.
+    auto show = [](double x) {
+      return llvm::formatv("{0}", llvm::format("%g", x));
+    };
     if (!std::isfinite(*d) || *d < min || (minExclusive && *d == min) ||
         *d > max)
       return fail(section, key,
-                  llvm::formatv("{0} is out of range {1}{2}, {3}]", *d,
-                                minExclusive ? "(" : "[", min, max));
+                  llvm::formatv("{0} is out of range {1}{2}, {3}]", show(*d),
+                                minExclusive ? "(" : "[", show(min),
+                                show(max)));
     out = *d;
     return llvm::Error::success();
   }
@@ -163,6 +170,51 @@ private:
     return obj;
   }
 
+  /// llvm::json::parse keeps the last of repeated keys; a spec must not
+  /// repeat one. Scans the (valid) JSON text for a key given twice in one
+  /// object.
+  llvm::Error checkDuplicateKeys() const {
+    struct Scope {
+      bool isObject;
+      std::string name;
+      llvm::StringSet<> keys;
+    };
+    llvm::SmallVector<Scope> scopes;
+    std::string lastKey;
+    for (size_t i = 0; i < text.size(); ++i) {
+      char c = text[i];
+      if (c == '{' || c == '[') {
+        scopes.push_back({c == '{', c == '{' ? lastKey : "", {}});
+      } else if ((c == '}' || c == ']') && !scopes.empty()) {
+        scopes.pop_back();
+      } else if (c == '"') {
+        size_t end = i + 1;
+        while (end < text.size() && text[end] != '"')
+          end += text[end] == '\\' ? 2 : 1;
+        llvm::StringRef str = text.slice(i + 1, end);
+        size_t next = text.find_first_not_of(" \t\r\n", end + 1);
+        bool isKey = !scopes.empty() && scopes.back().isObject &&
+                     next != llvm::StringRef::npos && text[next] == ':';
+        if (isKey) {
+          lastKey = str.str();
+          if (!scopes.back().keys.insert(str).second) {
+            std::string where = scopes.back().name.empty()
+                                    ? str.str()
+                                    : scopes.back().name + "." + str.str();
+            return llvm::createStringError(
+                llvm::inconvertibleErrorCode(),
+                llvm::formatv("{0}:{1}: '{2}': duplicate key (each key may "
+                              "appear once)",
+                              file, 1 + text.take_front(i).count('\n'), where)
+                    .str());
+          }
+        }
+        i = end;
+      }
+    }
+    return llvm::Error::success();
+  }
+
   llvm::StringRef text, file;
 };
 } // namespace
@@ -180,6 +232,9 @@ llvm::Expected<ModelSpec> SpecParser::parse() {
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         (file + ": a model spec must be one JSON object").str());
+
+  if (llvm::Error e = checkDuplicateKeys())
+    return std::move(e);
 
   ModelSpec spec;
   if (llvm::Error e = checkKeys(*top, "",
@@ -356,6 +411,33 @@ llvm::Error mlir::mix::checkShapes(const ModelSpec &spec, int64_t batch,
   if (seq < 1 || seq > spec.nPositions)
     return err(llvm::formatv("--seq must be in [1, n_positions = {0}], got {1}",
                              spec.nPositions, seq));
+
+  // Refuse steps whose activations could not be held in memory (or whose
+  // sizes overflow 64 bits) before building code that would allocate them.
+  // These are lower bounds of the largest tensors of one training step.
+  double tokens = static_cast<double>(batch) * static_cast<double>(seq);
+  double streams = spec.arch == Arch::CMoLLM      ? spec.cmollm.streams
+                   : spec.arch == Arch::ParaScale ? spec.parascale.streams
+                                                  : 1;
+  // ParaScale runs every stream as a sequence of its own through attention.
+  double attentionRows = spec.arch == Arch::ParaScale ? streams : 1;
+  struct {
+    const char *what;
+    double elements;
+  } activations[] = {
+      {"the logits (batch x seq x vocab_size)",
+       tokens * static_cast<double>(spec.vocabSize)},
+      {"the attention scores (batch x n_head x seq x seq)",
+       tokens * attentionRows * static_cast<double>(spec.nHead * seq)},
+      {"the feed-forward activations (batch x seq x streams x d_ff)",
+       tokens * streams * static_cast<double>(spec.dFF)}};
+  for (const auto &activation : activations)
+    if (4.0 * activation.elements > static_cast<double>(kMaxParamBytes))
+      return err(llvm::formatv(
+          "--batch {0} --seq {1}: {2} would take {3:f1} GiB, more than the "
+          "{4} GiB this compiler accepts for one tensor",
+          batch, seq, activation.what, 4.0 * activation.elements / (1 << 30),
+          kMaxParamBytes >> 30));
   return llvm::Error::success();
 }
 

@@ -8,7 +8,9 @@
 #include "mix/Frontend/Package.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
@@ -80,6 +82,15 @@ llvm::json::Value mlir::mix::manifestJSON(const PackageContents &c) {
   return manifest;
 }
 
+/// FNV-1a, 64 bits: the checksum of the library in the manifest, as
+/// mix-run computes it (runtime/lib/Support/Init.cpp).
+static uint64_t fnv1a64(llvm::StringRef bytes) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (unsigned char c : bytes)
+    hash = (hash ^ c) * 0x100000001b3ull;
+  return hash;
+}
+
 static llvm::Error writeFile(const llvm::Twine &path,
                              llvm::function_ref<void(llvm::raw_ostream &)> fn) {
   std::error_code ec;
@@ -103,22 +114,39 @@ llvm::Error mlir::mix::writePackage(
   tmp += llvm::formatv(".tmp{0}", llvm::sys::Process::getProcessId()).str();
   llvm::sys::fs::remove_directories(tmp);
   if (std::error_code ec = llvm::sys::fs::create_directories(tmp))
-    return llvm::createStringError(ec, "cannot create '%s': %s", tmp.c_str(),
-                                   ec.message().c_str());
+    return llvm::createStringError(
+        ec, "cannot write '%s': cannot create '%s': %s", path.str().c_str(),
+        tmp.c_str(), ec.message().c_str());
   auto cleanup = [&](llvm::Error e) {
     llvm::sys::fs::remove_directories(tmp);
     return e;
   };
   if (llvm::Error e =
-          writeFile(tmp + "/manifest.json", [&](llvm::raw_ostream &os) {
-            os << llvm::formatv("{0:2}", manifestJSON(contents)) << "\n";
-          }))
-    return cleanup(std::move(e));
-  if (llvm::Error e =
           writeFile(tmp + "/model.mlir",
                     [&](llvm::raw_ostream &os) { contents.module->print(os); }))
     return cleanup(std::move(e));
   if (llvm::Error e = writeArtifacts(tmp))
+    return cleanup(std::move(e));
+  // The manifest comes last: it records the library's checksum, which the
+  // runtime compares before loading it.
+  llvm::json::Value manifest = manifestJSON(contents);
+  if (!contents.library.empty()) {
+    std::string library = (tmp + "/" + contents.library).str();
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> bytes =
+        llvm::MemoryBuffer::getFile(library);
+    if (!bytes)
+      return cleanup(llvm::createStringError(
+          bytes.getError(), "cannot read '%s': %s", library.c_str(),
+          bytes.getError().message().c_str()));
+    (*manifest.getAsObject())["library_fnv1a64"] =
+        llvm::formatv("{0}", llvm::format_hex_no_prefix(
+                                 fnv1a64((*bytes)->getBuffer()), 16))
+            .str();
+  }
+  if (llvm::Error e =
+          writeFile(tmp + "/manifest.json", [&](llvm::raw_ostream &os) {
+            os << llvm::formatv("{0:2}", manifest) << "\n";
+          }))
     return cleanup(std::move(e));
 
   // Replace an older package only now that the new one is complete.

@@ -20,11 +20,16 @@
 namespace mixrt {
 
 /// Checks that \p params (read from \p path) holds every parameter of
-/// \p manifest as float32 of its shape and nothing else; returns the
-/// tensors in the manifest's order.
+/// \p manifest as float32 of its shape, with finite values, and nothing
+/// else; returns the tensors in the manifest's order.
 std::vector<const Tensor *> checkParams(const Manifest &manifest,
                                         const TensorFile &params,
                                         const std::string &path);
+
+/// Throws an Error naming \p path, the tensor \p name and the first
+/// element of \p data that is a NaN or an infinity.
+void checkFinite(const float *data, int64_t count, const std::string &path,
+                 const std::string &name);
 
 /// A checked batch of token ids, row-major (batch, seq).
 struct TokenBatch {

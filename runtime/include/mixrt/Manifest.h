@@ -58,6 +58,9 @@ struct Manifest {
   /// The compiled library relative to the package; absent until the
   /// lowering produces code.
   std::optional<std::string> library;
+  /// The library's FNV-1a 64-bit hash, 16 lowercase hex digits
+  /// (library_fnv1a64), when the manifest records it.
+  std::optional<std::string> libraryChecksum;
 };
 
 /// Parses and validates manifest \p text; \p manifestPath names it in

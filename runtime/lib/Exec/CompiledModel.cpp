@@ -8,10 +8,71 @@
 #include "mixrt/CompiledModel.h"
 
 #include "mixrt/Error.h"
+#include "mixrt/File.h"
+#include "mixrt/Init.h"
 
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
 #include <dlfcn.h>
+#include <elf.h>
+#include <sys/stat.h>
 
 using namespace mixrt;
+
+/// Checks the library file before dlopen sees it: dlopen maps the segments
+/// an ELF header describes without comparing them with the file's size, so
+/// a truncated library is a SIGBUS, not an error. Also compares the file
+/// with the checksum the manifest records, which catches any corruption.
+static void checkLibraryFile(const std::string &path,
+                             const Manifest &manifest) {
+  const char *recompile = "; recompile the package with mixc";
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 && errno == ENOENT)
+    fail(path, ": the package's compiled code is missing", recompile);
+  std::string bytes = readFile(path);
+  if (manifest.libraryChecksum) {
+    char actual[17];
+    std::snprintf(actual, sizeof actual, "%016" PRIx64, fnv1a64(bytes));
+    if (*manifest.libraryChecksum != actual)
+      fail(path,
+           ": the compiled code is corrupted or was replaced: its "
+           "FNV-1a checksum is ",
+           actual, ", expected ", *manifest.libraryChecksum, " (",
+           manifest.manifestPath, ")", recompile);
+  }
+  Elf64_Ehdr header;
+  if (bytes.size() < sizeof header ||
+      std::memcmp(bytes.data(), ELFMAG, SELFMAG) != 0)
+    fail(path, ": not a shared library (", bytes.size(),
+         " bytes without an ELF header)", recompile);
+  // Other classes and byte orders are dlopen's to reject, with its message.
+  if (bytes[EI_CLASS] != ELFCLASS64)
+    return;
+  std::memcpy(&header, bytes.data(), sizeof header);
+  auto within = [&](uint64_t offset, uint64_t count, uint64_t size) {
+    uint64_t end;
+    return !__builtin_mul_overflow(count, size, &end) &&
+           !__builtin_add_overflow(offset, end, &end) && end <= bytes.size();
+  };
+  if (header.e_phentsize != sizeof(Elf64_Phdr) ||
+      !within(header.e_phoff, header.e_phnum, sizeof(Elf64_Phdr)) ||
+      !within(header.e_shoff, header.e_shnum, header.e_shentsize))
+    fail(path,
+         ": the compiled code is truncated or corrupted (its ELF "
+         "header describes tables past the end of the ",
+         bytes.size(), "-byte file)", recompile);
+  for (unsigned i = 0; i < header.e_phnum; ++i) {
+    Elf64_Phdr segment;
+    std::memcpy(&segment, bytes.data() + header.e_phoff + i * sizeof segment,
+                sizeof segment);
+    if (!within(segment.p_offset, 1, segment.p_filesz))
+      fail(path, ": the compiled code is truncated: segment ", i,
+           " ends at byte ", segment.p_offset + segment.p_filesz,
+           ", past the end of the ", bytes.size(), "-byte file", recompile);
+  }
+}
 
 /// The packed arguments every entry point starts with: the parameters, the
 /// tokens and the targets, then the three loss terms.
@@ -39,6 +100,7 @@ CompiledModel::CompiledModel(const Manifest &manifest) : manifest(manifest) {
     fail(manifest.packagePath, " is compiled for target '", manifest.target,
          "'; this runtime runs cpu packages");
   std::string path = manifest.packagePath + "/" + *manifest.library;
+  checkLibraryFile(path, manifest);
   handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char *why = ::dlerror();

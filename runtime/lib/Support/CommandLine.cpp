@@ -104,8 +104,12 @@ ParsedArgs mixrt::parseArgs(const CommandSpec &spec,
         [&](const CommandSpec::Option &o) { return o.flag == flag; });
     if (option == spec.options.end())
       fail(spec.name, ": unknown option ", quote("--" + flag), seeHelp);
-    if (!value && option->metavar.empty()) {
-      // An option without a metavar is a flag.
+    if (option->metavar.empty()) {
+      // An option without a metavar is a flag: `--resume=no` must not
+      // quietly mean --resume.
+      if (value)
+        fail(spec.name, ": option --", flag, " takes no value, got ",
+             quote(*value));
       value = "1";
     } else if (!value) {
       if (i + 1 == args.size())

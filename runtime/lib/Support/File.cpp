@@ -83,6 +83,8 @@ std::string mixrt::readFile(const std::string &path) {
 //===----------------------------------------------------------------------===//
 
 AtomicFileWriter::AtomicFileWriter(const std::string &path) : path(path) {
+  if (path.empty())
+    fail("cannot write a file with an empty name");
   std::string base = path.substr(path.rfind('/') + 1);
   if (base.empty())
     fail(path, ": cannot write: the path names a directory");

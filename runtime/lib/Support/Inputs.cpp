@@ -7,9 +7,18 @@
 
 #include "mixrt/Inputs.h"
 
+#include <cmath>
 #include <unordered_set>
 
 using namespace mixrt;
+
+void mixrt::checkFinite(const float *data, int64_t count,
+                        const std::string &path, const std::string &name) {
+  for (int64_t i = 0; i < count; ++i)
+    if (!std::isfinite(data[i]))
+      fail(path, ": tensor ", quote(name), " holds ", data[i], " at element ",
+           i, ", expected finite values");
+}
 
 std::vector<const Tensor *> mixrt::checkParams(const Manifest &manifest,
                                                const TensorFile &params,
@@ -28,6 +37,8 @@ std::vector<const Tensor *> mixrt::checkParams(const Manifest &manifest,
     if (tensor->shape != param.shape)
       fail(path, ": parameter ", quote(param.name), " has shape ",
            formatShape(tensor->shape), ", expected ", formatShape(param.shape));
+    checkFinite(tensor->getData<float>(), tensor->getNumElements(), path,
+                param.name);
     result.push_back(tensor);
   }
   for (const NamedTensor &named : params.getTensors())

@@ -207,6 +207,16 @@ Manifest mixrt::parseManifest(const std::string &text,
 
   const json::Value &spec = reader.getObject(root, "", "spec");
   manifest.vocabSize = reader.getInteger(spec, "spec.", "vocab_size", 1);
+  // The runtime allocates batch x seq x vocab_size logits.
+  try {
+    getNumElements({manifest.batch, manifest.seq, manifest.vocabSize, 4});
+  } catch (const Error &) {
+    reader.error(*root.find("batch"), "batch",
+                 concat("the logits of batch ", manifest.batch, " x seq ",
+                        manifest.seq, " x vocab_size ", manifest.vocabSize,
+                        " floats overflow a 64-bit size (expected a "
+                        "package mixc wrote)"));
+  }
   const json::Value &init = reader.getObject(spec, "spec.", "init");
   manifest.seed =
       static_cast<uint64_t>(reader.getInteger(init, "spec.init.", "seed", 0));
@@ -231,6 +241,18 @@ Manifest mixrt::parseManifest(const std::string &text,
     if (!library->isString() || library->getString().empty())
       reader.error(*library, "library", "expected a non-empty string");
     manifest.library = library->getString();
+  }
+  if (const json::Value *checksum = root.find("library_fnv1a64")) {
+    if (!manifest.library)
+      reader.error(*checksum, "library_fnv1a64",
+                   "a checksum without a library");
+    if (!checksum->isString() || checksum->getString().size() != 16 ||
+        checksum->getString().find_first_not_of("0123456789abcdef") !=
+            std::string::npos)
+      reader.error(*checksum, "library_fnv1a64",
+                   "expected 16 lowercase hex digits, got " +
+                       Reader::show(*checksum));
+    manifest.libraryChecksum = checksum->getString();
   }
   return manifest;
 }

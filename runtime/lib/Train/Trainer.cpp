@@ -8,14 +8,17 @@
 
 #include "mixrt/Train.h"
 
+#include "mixrt/CommandLine.h"
 #include "mixrt/Error.h"
 #include "mixrt/File.h"
 #include "mixrt/Init.h"
 #include "mixrt/Inputs.h"
 
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -117,8 +120,15 @@ State loadCheckpoint(const std::string &path, const Manifest &manifest) {
   if (format != "mixrt-checkpoint-1" || step.empty() || sampler.empty())
     fail(path, ": not a mix-run checkpoint (missing format, step or sampler "
                "metadata)");
-  state.step = std::stoll(step);
-  state.sampler = std::stoull(sampler);
+  state.step = parseInteger(step, path + ": metadata 'step'");
+  if (state.step < 0)
+    fail(path, ": metadata 'step' is ", state.step,
+         ", expected a non-negative integer");
+  auto [end, ec] = std::from_chars(
+      sampler.data(), sampler.data() + sampler.size(), state.sampler);
+  if (ec != std::errc() || end != sampler.data() + sampler.size())
+    fail(path, ": metadata 'sampler' is ", quote(sampler),
+         ", expected an unsigned 64-bit integer");
   for (const ParamInfo &p : manifest.params)
     for (auto [prefix, into] :
          {std::pair<const char *, std::vector<std::vector<float>> *>{
@@ -129,10 +139,11 @@ State loadCheckpoint(const std::string &path, const Manifest &manifest) {
       if (!t)
         fail(path, ": checkpoint has no tensor ", quote(prefix + p.name));
       if (t->dtype != DType::F32 || t->shape != p.shape)
-        fail(path, ": tensor ", quote(prefix + p.name), " has shape ",
-             formatShape(t->shape), ", expected float32 ",
-             formatShape(p.shape));
+        fail(path, ": tensor ", quote(prefix + p.name), " is ",
+             getDTypeName(t->dtype), " of shape ", formatShape(t->shape),
+             ", expected F32 of shape ", formatShape(p.shape));
       const float *d = t->getData<float>();
+      checkFinite(d, t->getNumElements(), path, prefix + p.name);
       into->emplace_back(d, d + t->getNumElements());
     }
   return state;
@@ -178,13 +189,21 @@ void mixrt::train(const TrainOptions &o) {
       o.evalEvery > 0 ? o.evalEvery : std::max<int64_t>(1, o.steps / 10);
   int64_t ckptEvery = o.ckptEvery > 0 ? o.ckptEvery : evalEvery;
 
-  std::filesystem::create_directories(o.outDir);
+  std::error_code ec;
+  std::filesystem::create_directories(o.outDir, ec);
+  if (ec || !std::filesystem::is_directory(o.outDir))
+    fail(o.outDir, ": cannot create the run directory: ",
+         ec ? ec.message() : "a file of that name exists");
   std::string ckptPath = o.outDir + "/checkpoint.safetensors";
   std::string metricsPath = o.outDir + "/metrics.jsonl";
 
   State state;
   if (o.resume && std::filesystem::exists(ckptPath)) {
     state = loadCheckpoint(ckptPath, manifest);
+    if (state.step > o.steps)
+      fail(ckptPath, ": the checkpoint is at step ", state.step,
+           ", past --steps ", o.steps, " (expected --steps >= ", state.step,
+           ")");
     std::cerr << "mix-run: resuming from " << ckptPath << " at step "
               << state.step << "\n";
   } else {
@@ -201,7 +220,7 @@ void mixrt::train(const TrainOptions &o) {
   }
   std::ofstream metrics(metricsPath, std::ios::app);
   if (!metrics)
-    fail(metricsPath, ": cannot open for writing");
+    fail(metricsPath, ": cannot open for writing: ", std::strerror(errno));
 
   size_t n = manifest.params.size();
   std::vector<std::vector<float>> grads(n), newParams(n), newM(n), newV(n);

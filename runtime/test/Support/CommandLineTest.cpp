@@ -81,6 +81,18 @@ TEST(CommandLineTest, RejectsBadCommandLines) {
       {"expected 1 argument (PKG), got 2"}));
 }
 
+TEST(CommandLineTest, FlagsTakeNoValue) {
+  CommandSpec withFlag = spec();
+  withFlag.options.push_back({"resume", "", "a flag", false});
+  EXPECT_TRUE(parseArgs(withFlag, {"pkg", "--out", "a", "--resume"})
+                  .getOptional("resume"));
+  EXPECT_TRUE(failsWith(
+      [&] {
+        parseArgs(withFlag, {"pkg", "--out", "a", "--resume=no"});
+      },
+      {"cmd: option --resume takes no value, got 'no'"}));
+}
+
 TEST(CommandLineTest, RejectsBadNumbers) {
   for (const char *bad : {"", "x", "12x", "1.5", " 3", "0x10"})
     EXPECT_TRUE(failsWith(

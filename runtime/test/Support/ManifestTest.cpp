@@ -75,6 +75,39 @@ TEST(ManifestTest, ReadsTheLibraryAndIgnoresUnknownKeys) {
   EXPECT_EQ(*m.library, "model.so");
 }
 
+TEST(ManifestTest, ReadsAndChecksTheLibraryChecksum) {
+  json::Value value = sampleManifest();
+  member(value, "library") = json::Value("model.so");
+  member(value, "library_fnv1a64") = json::Value("0123456789abcdef");
+  Manifest m = parse(value);
+  ASSERT_TRUE(m.libraryChecksum);
+  EXPECT_EQ(*m.libraryChecksum, "0123456789abcdef");
+  EXPECT_FALSE(parse(sampleManifest()).libraryChecksum);
+  for (const char *bad : {"0123456789ABCDEF", "12345", "0123456789abcdefg"})
+    EXPECT_TRUE(rejects(
+        [&](json::Value &v) {
+          member(v, "library") = json::Value("model.so");
+          member(v, "library_fnv1a64") = json::Value(bad);
+        },
+        {"library_fnv1a64: expected 16 lowercase hex digits"}))
+        << bad;
+  EXPECT_TRUE(rejects(
+      [](json::Value &v) {
+        member(v, "library_fnv1a64") = json::Value("0123456789abcdef");
+      },
+      {"library_fnv1a64: a checksum without a library"}));
+}
+
+TEST(ManifestTest, RejectsABatchWhoseLogitsOverflow) {
+  EXPECT_TRUE(rejects(
+      [](json::Value &v) {
+        member(v, "batch") = int64_t(1) << 31;
+        member(v, "seq") = int64_t(1) << 31;
+      },
+      {"batch: the logits of batch 2147483648 x seq 2147483648 x vocab_size "
+       "16 floats overflow a 64-bit size"}));
+}
+
 TEST(ManifestTest, RejectsMalformedJsonWithItsPosition) {
   EXPECT_TRUE(failsWith([] { parseManifest("{\n  \"format\": }", kPath); },
                         {"pkg/manifest.json:2:13: malformed JSON"}));

@@ -133,6 +133,21 @@ static TensorFile readParams(const std::string &path) {
   return params.getTensors().empty() ? file : params;
 }
 
+/// The tokenizer the options name; its ids must all be token ids of the
+/// model, or the compiled code would index past the embedding table.
+static std::unique_ptr<Tokenizer>
+createCheckedTokenizer(const ParsedArgs &args, const Manifest &manifest) {
+  std::unique_ptr<Tokenizer> tokenizer =
+      createTokenizer(args.getOptional("tokenizer").value_or("byte"),
+                      args.getOptional("gpt2-dir").value_or(""));
+  if (tokenizer->getVocabSize() > manifest.vocabSize)
+    fail(manifest.packagePath, ": the model's vocab_size is ",
+         manifest.vocabSize, ", but the ", tokenizer->getName(),
+         " tokenizer has ", tokenizer->getVocabSize(),
+         " tokens (expected at most vocab_size)");
+  return tokenizer;
+}
+
 static CommandSpec generateSpec() {
   return {
       kTool,
@@ -161,13 +176,7 @@ static int runGenerate(const ParsedArgs &args) {
   std::vector<const float *> data;
   for (const Tensor *t : checkParams(manifest, params, paramsPath))
     data.push_back(t->getData<float>());
-  std::unique_ptr<Tokenizer> tokenizer =
-      createTokenizer(args.getOptional("tokenizer").value_or("byte"),
-                      args.getOptional("gpt2-dir").value_or(""));
-  if (tokenizer->getVocabSize() > manifest.vocabSize)
-    fail(manifest.packagePath, ": the model's vocab_size is ",
-         manifest.vocabSize, ", but the tokenizer has ",
-         tokenizer->getVocabSize(), " tokens");
+  std::unique_ptr<Tokenizer> tokenizer = createCheckedTokenizer(args, manifest);
   GenerateOptions o;
   if (args.getOptional("tokens"))
     o.tokens = args.getInteger("tokens", 1, 1 << 20);
@@ -192,9 +201,7 @@ static int runEval(const ParsedArgs &args) {
   std::vector<const float *> data;
   for (const Tensor *t : checkParams(manifest, source, paramsPath))
     data.push_back(t->getData<float>());
-  std::string tokenizerName = args.getOptional("tokenizer").value_or("byte");
-  std::unique_ptr<Tokenizer> tokenizer =
-      createTokenizer(tokenizerName, args.getOptional("gpt2-dir").value_or(""));
+  std::unique_ptr<Tokenizer> tokenizer = createCheckedTokenizer(args, manifest);
   Corpus val =
       Corpus::load(args.get("data") + "/val.txt", *tokenizer, manifest.seq);
   int64_t batches = args.getOptional("eval-batches")

@@ -10,11 +10,19 @@
                                     SHAPE like 2x3 ("" for a scalar), VALUES
                                     comma-separated, repeated cyclically
   safetensors.py edit IN OUT OP...  copy IN with edits: drop:NAME, add:SPEC,
-                                    f64:NAME (retype as F64), reshape:NAME=2x8
+                                    f64:NAME (retype as F64), reshape:NAME=2x8,
+                                    nan:NAME and inf:NAME (element 0),
+                                    meta:KEY=VALUE (a metadata string)
   safetensors.py truncate IN OUT N  copy IN without its last N bytes
+  safetensors.py raw OUT HEADER [N [LENGTH]]
+                                    write HEADER as the header (\\xNN escapes
+                                    are bytes), then N zero bytes of data; the
+                                    8-byte length field holds LENGTH (default:
+                                    the header's length)
   safetensors.py dump FILE          print each tensor: name dtype shape values
 """
 import json
+import re
 import struct
 import sys
 
@@ -39,8 +47,10 @@ def read(path):
     return tensors, meta
 
 
-def write(path, tensors):
+def write(path, tensors, meta=None):
     header, blobs, offset = {}, [], 0
+    if meta:
+        header["__metadata__"] = meta
     for name, (dtype, shape, values) in tensors.items():
         blob = struct.pack("<%d%s" % (len(values), FORMATS[dtype]), *values)
         header[name] = {"dtype": dtype, "shape": shape,
@@ -74,7 +84,7 @@ def main(argv):
     if command == "make":
         write(argv[2], dict(parse_spec(s) for s in argv[3:]))
     elif command == "edit":
-        tensors, _ = read(argv[2])
+        tensors, meta = read(argv[2])
         for op in argv[4:]:
             kind, arg = op.split(":", 1)
             if kind == "drop":
@@ -89,14 +99,28 @@ def main(argv):
                 name, shape = arg.split("=")
                 dtype, _, values = tensors[name]
                 tensors[name] = (dtype, parse_shape(shape), values)
+            elif kind in ("nan", "inf"):
+                dtype, shape, values = tensors[arg]
+                tensors[arg] = (dtype, shape, [float(kind)] + values[1:])
+            elif kind == "meta":
+                key, value = arg.split("=", 1)
+                meta = dict(meta or {}, **{key: value})
             else:
                 sys.exit("unknown edit " + op)
-        write(argv[3], tensors)
+        write(argv[3], tensors, meta)
     elif command == "truncate":
         with open(argv[2], "rb") as f:
             data = f.read()
         with open(argv[3], "wb") as f:
             f.write(data[:len(data) - int(argv[4])])
+    elif command == "raw":
+        header = re.sub(rb"\\x([0-9a-fA-F]{2})",
+                        lambda m: bytes([int(m.group(1), 16)]),
+                        argv[3].encode())
+        size = int(argv[4]) if len(argv) > 4 else 0
+        length = int(argv[5]) if len(argv) > 5 else len(header)
+        with open(argv[2], "wb") as f:
+            f.write(struct.pack("<Q", length) + header + bytes(size))
     elif command == "list":
         tensors, _ = read(argv[2])
         for name, (dtype, shape, values) in tensors.items():
