@@ -18,6 +18,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -70,6 +71,11 @@ static cl::opt<bool> remarks("remarks",
                                       "refusals, cost estimates)"),
                              cl::cat(category));
 
+static cl::opt<bool> timePhases(
+    "time-phases",
+    cl::desc("Print the time each phase and pass took (to stderr)"),
+    cl::cat(category));
+
 static int fail(const llvm::Twine &msg) {
   llvm::WithColor::error(llvm::errs(), "mixc") << msg << "\n";
   return 1;
@@ -94,6 +100,8 @@ int main(int argc, char **argv) {
     return fail(llvm::toString(spec.takeError()));
   if (llvm::Error e = checkShapes(*spec, batch, seq))
     return fail(llvm::toString(std::move(e)));
+  if (optLevel > 3)
+    return fail("-O must be 0, 1, 2 or 3, got " + llvm::Twine(optLevel));
   if (emit == Stage::None && outputPath.empty())
     return fail("no output: give -o MODEL.mixpkg (or --emit=STAGE to print "
                 "IR)");
@@ -132,7 +140,12 @@ int main(int argc, char **argv) {
     return success();
   });
 
+  DefaultTimingManager timing;
+  timing.setEnabled(timePhases);
+  TimingScope root = timing.getRootScope();
+  TimingScope buildTimer = root.nest("build the model");
   OwningOpRef<ModuleOp> module = buildModel(&context, *spec, batch, seq);
+  buildTimer.stop();
   if (failed(verify(*module)))
     return fail("internal error: the model built from '" + inputFile +
                 "' does not verify");
@@ -142,12 +155,15 @@ int main(int argc, char **argv) {
   }
 
   PassManager pm(&context);
+  TimingScope proveTimer = root.nest("prove and rewrite");
+  pm.enableTiming(proveTimer);
   pm.addPass(createMixProveDynamicConvPass());
   pm.addPass(createMixMoEToDynamicConvPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createMixSelectMixingOrderPass());
   if (failed(pm.run(*module)))
     return fail("compiling '" + inputFile + "' failed");
+  proveTimer.stop();
   if (emit == Stage::Proved) {
     module->print(llvm::outs());
     return 0;
@@ -163,13 +179,18 @@ int main(int argc, char **argv) {
     return true;
   };
   PassManager decompose(&context);
+  TimingScope decomposeTimer = root.nest("decompose");
+  decompose.enableTiming(decomposeTimer);
   decompose.addPass(createMixDecomposePass());
   decompose.addPass(createCanonicalizerPass());
   if (failed(decompose.run(*module)))
     return fail("decomposing '" + inputFile + "' failed");
   if (stop(Stage::Decomposed))
     return 0;
+  decomposeTimer.stop();
   PassManager training(&context);
+  TimingScope trainingTimer = root.nest("differentiate");
+  training.enableTiming(trainingTimer);
   training.addPass(createMixAutodiffPass());
   training.addPass(createMixAppendAdamWPass());
   training.addPass(createCanonicalizerPass());
@@ -183,7 +204,10 @@ int main(int argc, char **argv) {
     for (unsigned i = 0, e = f.getNumArguments(); i < e; ++i)
       f.removeArgAttr(i, kParamNameAttr);
   });
+  trainingTimer.stop();
   PassManager lower(&context);
+  TimingScope lowerTimer = root.nest("lower to linalg");
+  lower.enableTiming(lowerTimer);
   lower.addPass(createConvertMixToLinalgPass());
   lower.addPass(createCanonicalizerPass());
   lower.addPass(createCSEPass());
@@ -191,20 +215,24 @@ int main(int argc, char **argv) {
     return fail("lowering '" + inputFile + "' failed");
   if (stop(Stage::Lowered))
     return 0;
+  lowerTimer.stop();
   EntryPointTypes entryTypes;
-  if (failed(lowerToLLVMDialect(*module, entryTypes)))
+  TimingScope llvmDialectTimer = root.nest("lower to the LLVM dialect");
+  if (failed(lowerToLLVMDialect(*module, entryTypes, llvmDialectTimer)))
     return fail("lowering '" + inputFile + "' to LLVM failed");
   if (stop(Stage::LLVM))
     return 0;
   if (failed(addPackedEntryPoints(
           *module, {"forward", "grad", "adamw", "logits"}, entryTypes)))
     return fail("lowering '" + inputFile + "' to LLVM failed");
+  llvmDialectTimer.stop();
 
+  TimingScope packageTimer = root.nest("write the package");
   PackageContents contents{*spec, batch, seq, "cpu", *proved, "model.so"};
   if (llvm::Error e =
           writePackage(outputPath, contents, [&](llvm::StringRef dir) {
             return emitSharedLibrary(*module, (dir + "/model.so").str(),
-                                     optLevel);
+                                     optLevel, packageTimer);
           }))
     return fail(llvm::toString(std::move(e)));
   return 0;

@@ -1,7 +1,8 @@
 //===- EmitSharedLibrary.cpp - LLVM dialect to a native shared library ----===//
 //
-// Translates to LLVM IR, optimises for the host CPU, emits an object file and
-// links it with the small C support code into a shared library.
+// Translates to LLVM IR, splits it into one partition a core, optimises and
+// compiles the partitions in parallel for the host CPU, and links the
+// objects with the small C support code into a shared library.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,9 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -20,11 +24,13 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/Transforms/Utils/SplitModule.h"
 
 using namespace mlir;
 using namespace mlir::mix;
@@ -32,100 +38,6 @@ using namespace mlir::mix;
 static llvm::Error error(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
-
-/// `memrefCopy`, which the memref lowering calls for copies between
-/// non-contiguous views, as libmlir_c_runner_utils implements it: compiled
-/// into every package so the runtime needs no MLIR library.
-static constexpr const char *kSupportSource = R"c(
-#include <stdint.h>
-#include <string.h>
-#include <oneapi/dnnl/dnnl.h>
-
-/* C += A B for row-major views given as (ptr, ptr, offset, sizes, strides).
-   oneDNN's sgemm takes a view whose inner or outer stride is 1 (the other
-   then a leading dimension, possibly transposed); anything else is looped. */
-static int leading(int64_t rows, int64_t cols, int64_t s0, int64_t s1,
-                   char *trans, int64_t *ld) {
-  if (s1 == 1 && s0 >= (cols > 1 ? cols : 1)) { *trans = 'N'; *ld = s0; return 1; }
-  if (s0 == 1 && s1 >= (rows > 1 ? rows : 1)) { *trans = 'T'; *ld = s1; return 1; }
-  return 0;
-}
-
-static void gemm(const float *a, int64_t as0, int64_t as1, const float *b,
-                 int64_t bs0, int64_t bs1, float *c, int64_t cs0, int64_t cs1,
-                 int64_t m, int64_t n, int64_t k) {
-  char ta, tb, tc;
-  int64_t lda, ldb, ldc;
-  if (m > 0 && n > 0 && k > 0 && leading(m, k, as0, as1, &ta, &lda) &&
-      leading(k, n, bs0, bs1, &tb, &ldb) &&
-      leading(m, n, cs0, cs1, &tc, &ldc) && tc == 'N' &&
-      dnnl_sgemm(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 1.0f, c, ldc) ==
-          dnnl_success)
-    return;
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      float acc = c[i * cs0 + j * cs1];
-      for (int64_t p = 0; p < k; ++p)
-        acc += a[i * as0 + p * as1] * b[p * bs0 + j * bs1];
-      c[i * cs0 + j * cs1] = acc;
-    }
-}
-
-void mixrt_matmul(float *aa, float *a, int64_t ao, int64_t am, int64_t ak,
-                  int64_t as0, int64_t as1, float *ba, float *b, int64_t bo,
-                  int64_t bk, int64_t bn, int64_t bs0, int64_t bs1, float *ca,
-                  float *c, int64_t co, int64_t cm, int64_t cn, int64_t cs0,
-                  int64_t cs1) {
-  (void)aa; (void)ba; (void)ca; (void)bk; (void)cm; (void)cn;
-  gemm(a + ao, as0, as1, b + bo, bs0, bs1, c + co, cs0, cs1, am, bn, ak);
-}
-
-void mixrt_batch_matmul(float *aa, float *a, int64_t ao, int64_t ab,
-                        int64_t am, int64_t ak, int64_t asb, int64_t as0,
-                        int64_t as1, float *ba, float *b, int64_t bo,
-                        int64_t bb, int64_t bk, int64_t bn, int64_t bsb,
-                        int64_t bs0, int64_t bs1, float *ca, float *c,
-                        int64_t co, int64_t cb, int64_t cm, int64_t cn,
-                        int64_t csb, int64_t cs0, int64_t cs1) {
-  (void)aa; (void)ba; (void)ca; (void)bb; (void)bk; (void)cb; (void)cm;
-  (void)cn;
-  for (int64_t i = 0; i < ab; ++i)
-    gemm(a + ao + i * asb, as0, as1, b + bo + i * bsb, bs0, bs1,
-         c + co + i * csb, cs0, cs1, am, bn, ak);
-}
-typedef struct { int64_t rank; void *descriptor; } UnrankedMemRef;
-typedef struct { char *allocated; char *aligned; int64_t offset;
-                 int64_t rest[]; } Descriptor;
-void memrefCopy(int64_t elemSize, UnrankedMemRef *src, UnrankedMemRef *dst) {
-  int64_t rank = src->rank;
-  Descriptor *s = (Descriptor *)src->descriptor;
-  Descriptor *d = (Descriptor *)dst->descriptor;
-  const int64_t *sizes = s->rest, *sStrides = s->rest + rank,
-                *dStrides = d->rest + rank;
-  char *sp = s->aligned + s->offset * elemSize;
-  char *dp = d->aligned + d->offset * elemSize;
-  if (rank == 0) { memcpy(dp, sp, elemSize); return; }
-  int64_t index[rank];
-  for (int64_t i = 0; i < rank; ++i) {
-    if (sizes[i] == 0) return;
-    index[i] = 0;
-  }
-  for (;;) {
-    memcpy(dp, sp, elemSize);
-    int64_t axis = rank - 1;
-    for (; axis >= 0; --axis) {
-      ++index[axis];
-      sp += sStrides[axis] * elemSize;
-      dp += dStrides[axis] * elemSize;
-      if (index[axis] < sizes[axis]) break;
-      sp -= sizes[axis] * sStrides[axis] * elemSize;
-      dp -= sizes[axis] * dStrides[axis] * elemSize;
-      index[axis] = 0;
-    }
-    if (axis < 0) return;
-  }
-}
-)c";
 
 static llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 hostMachine(unsigned optLevel) {
@@ -151,8 +63,42 @@ hostMachine(unsigned optLevel) {
   return std::move(tm);
 }
 
+/// Optimises one partition of the module and writes its object file. Runs
+/// on a worker thread, so it parses the partition into a context of its own.
+static llvm::Error compilePartition(llvm::StringRef bitcode,
+                                    llvm::StringRef objectPath,
+                                    unsigned optLevel) {
+  llvm::LLVMContext context;
+  llvm::Expected<std::unique_ptr<llvm::Module>> module = llvm::parseBitcodeFile(
+      llvm::MemoryBufferRef(bitcode, objectPath), context);
+  if (!module)
+    return module.takeError();
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> tm =
+      hostMachine(optLevel);
+  if (!tm)
+    return tm.takeError();
+  (*module)->setDataLayout((*tm)->createDataLayout());
+  (*module)->setTargetTriple((*tm)->getTargetTriple());
+  if (llvm::Error e =
+          makeOptimizingTransformer(optLevel, 0, tm->get())(module->get()))
+    return e;
+  std::error_code ec;
+  llvm::ToolOutputFile out(objectPath, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return error("cannot write '" + objectPath + "': " + ec.message());
+  llvm::legacy::PassManager pm;
+  if ((*tm)->addPassesToEmitFile(pm, out.os(), nullptr,
+                                 llvm::CodeGenFileType::ObjectFile))
+    return error("the target cannot emit object files");
+  pm.run(**module);
+  out.keep();
+  return llvm::Error::success();
+}
+
 llvm::Error mlir::mix::emitSharedLibrary(ModuleOp module, llvm::StringRef path,
-                                         unsigned optLevel) {
+                                         unsigned optLevel,
+                                         TimingScope &timing) {
+  TimingScope translateTimer = timing.nest("translate to LLVM IR");
   registerBuiltinDialectTranslation(*module.getContext());
   registerLLVMDialectTranslation(*module.getContext());
   llvm::LLVMContext llvmContext;
@@ -160,41 +106,62 @@ llvm::Error mlir::mix::emitSharedLibrary(ModuleOp module, llvm::StringRef path,
       translateModuleToLLVMIR(module, llvmContext, "mixpkg");
   if (!llvmModule)
     return error("translating the lowered model to LLVM IR failed");
+  translateTimer.stop();
 
-  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> tm =
-      hostMachine(optLevel);
-  if (!tm)
-    return tm.takeError();
-  llvmModule->setDataLayout((*tm)->createDataLayout());
-  llvmModule->setTargetTriple((*tm)->getTargetTriple());
-  if (llvm::Error e =
-          makeOptimizingTransformer(optLevel, 0, tm->get())(llvmModule.get()))
-    return e;
+  // The functions are independent (loop nests and optnone glue; nothing is
+  // inlined across them), so the module is split into one partition a core
+  // and each is optimised and compiled on its own thread.
+  TimingScope splitTimer = timing.nest("split into partitions");
+  unsigned threads =
+      std::min(8u, llvm::hardware_concurrency().compute_thread_count());
+  std::vector<llvm::SmallString<0>> bitcodes;
+  llvm::SplitModule(
+      *llvmModule, std::max(1u, threads),
+      [&](std::unique_ptr<llvm::Module> part) {
+        llvm::SmallString<0> &bitcode = bitcodes.emplace_back();
+        llvm::raw_svector_ostream os(bitcode);
+        llvm::WriteBitcodeToFile(*part, os);
+      },
+      /*PreserveLocals=*/false, /*RoundRobin=*/true);
+  llvmModule.reset();
+  splitTimer.stop();
 
-  // The object and the support source go next to the library, then away.
-  llvm::SmallString<256> object(path), support(path);
-  object += ".o";
-  support += ".support.c";
+  // The objects and the support source go next to the library, then away.
+  TimingScope compileTimer = timing.nest("optimise and generate code");
+  std::vector<std::string> objects;
+  for (size_t i = 0; i < bitcodes.size(); ++i)
+    objects.push_back((path + "." + llvm::Twine(i) + ".o").str());
+  llvm::scope_exit removeObjects([&] {
+    for (const std::string &object : objects)
+      llvm::sys::fs::remove(object);
+  });
+  std::vector<std::string> errors(bitcodes.size());
   {
-    std::error_code ec;
-    llvm::ToolOutputFile out(object, ec, llvm::sys::fs::OF_None);
-    if (ec)
-      return error("cannot write '" + object + "': " + ec.message());
-    llvm::legacy::PassManager pm;
-    if ((*tm)->addPassesToEmitFile(pm, out.os(), nullptr,
-                                   llvm::CodeGenFileType::ObjectFile))
-      return error("the target cannot emit object files");
-    pm.run(*llvmModule);
-    out.keep();
+    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(threads));
+    for (size_t i = 0; i < bitcodes.size(); ++i)
+      pool.async([&, i] {
+        if (llvm::Error e = compilePartition(bitcodes[i], objects[i], optLevel))
+          errors[i] = llvm::toString(std::move(e));
+      });
+    pool.wait();
   }
+  for (const std::string &e : errors)
+    if (!e.empty())
+      return error(e);
+  compileTimer.stop();
+
+  TimingScope linkTimer = timing.nest("link with the support code");
+  llvm::SmallString<256> support(path);
+  support += ".support.c";
+  llvm::scope_exit removeSupport(
+      [&] { llvm::sys::fs::remove(support); });
   {
     std::error_code ec;
     llvm::raw_fd_ostream os(support, ec);
     if (ec)
       return error("cannot write '" + support + "': " + ec.message());
-    os << kSupportSource;
+    os << getSupportSource();
   }
-
   llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName("clang-22");
   if (!cc)
     cc = llvm::sys::findProgramByName("clang");
@@ -202,14 +169,12 @@ llvm::Error mlir::mix::emitSharedLibrary(ModuleOp module, llvm::StringRef path,
     return error("cannot link the package: clang-22 is not on PATH (run "
                  "scripts/setup.sh)");
   std::string out = path.str();
-  llvm::SmallVector<llvm::StringRef> args{*cc,      "-shared", "-fPIC", "-O2",
-                                          object,   support,   "-o",    out,
-                                          "-ldnnl", "-lm"};
+  llvm::SmallVector<llvm::StringRef> args{*cc, "-shared", "-fPIC", "-O2"};
+  args.append(objects.begin(), objects.end());
+  args.append({support, "-o", out, "-ldnnl", "-lm"});
   std::string message;
   int rc =
       llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0, &message);
-  llvm::sys::fs::remove(object);
-  llvm::sys::fs::remove(support);
   if (rc != 0)
     return error("linking '" + out + "' failed" +
                  (message.empty() ? "" : ": " + message));

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -33,6 +34,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 using namespace mlir::mix;
@@ -50,7 +52,11 @@ static constexpr const char *kToLoops =
     "allow-return-allocs-from-loops},"
     "buffer-results-to-out-params{modify-public-functions hoist-static-allocs},"
     "buffer-deallocation-pipeline,"
-    "convert-bufferization-to-memref";
+    "convert-bufferization-to-memref,"
+    // The deallocation helper takes dynamically sized lists; inlined, its
+    // sizes become static, as the bare-pointer calling convention needs.
+    "inline,"
+    "canonicalize";
 
 // Then everything to the LLVM dialect.
 static constexpr const char *kToLLVM = "expand-strided-metadata,"
@@ -61,9 +67,10 @@ static constexpr const char *kToLLVM = "expand-strided-metadata,"
                                        "convert-arith-to-llvm,"
                                        "convert-index-to-llvm,"
                                        "finalize-memref-to-llvm,"
-                                       "convert-func-to-llvm,"
+                                       "convert-func-to-llvm{use-bare-ptr-memref-call-conv},"
                                        "convert-cf-to-llvm,"
-                                       "reconcile-unrealized-casts";
+                                       "reconcile-unrealized-casts,"
+                                       "canonicalize";
 
 void mlir::mix::registerCPUCodegenDialects(DialectRegistry &registry) {
   registry
@@ -72,6 +79,7 @@ void mlir::mix::registerCPUCodegenDialects(DialectRegistry &registry) {
               func::FuncDialect, index::IndexDialect, LLVM::LLVMDialect,
               linalg::LinalgDialect, math::MathDialect, memref::MemRefDialect,
               scf::SCFDialect, tensor::TensorDialect>();
+  func::registerInlinerExtension(registry);
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
@@ -84,6 +92,8 @@ void mlir::mix::registerCPUCodegenDialects(DialectRegistry &registry) {
 static void registerPipelinePasses() {
   static bool done = [] {
     registerLinalgPasses();
+    registerCanonicalizerPass();
+    registerInlinerPass();
     bufferization::registerBufferizationPasses();
     bufferization::registerBufferizationPipelines();
     registerConversionPasses();
@@ -93,9 +103,11 @@ static void registerPipelinePasses() {
   (void)done;
 }
 
-static LogicalResult runPipeline(ModuleOp module, const char *pipeline) {
+static LogicalResult runPipeline(ModuleOp module, const char *pipeline,
+                                 TimingScope &timing) {
   registerPipelinePasses();
   PassManager pm(module.getContext());
+  pm.enableTiming(timing);
   std::string error;
   llvm::raw_string_ostream os(error);
   if (failed(parsePassPipeline(pipeline, pm, os))) {
@@ -127,18 +139,27 @@ static LogicalResult fuseElementwise(ModuleOp module) {
 }
 
 LogicalResult mlir::mix::lowerToLLVMDialect(ModuleOp module,
-                                            EntryPointTypes &entryTypes) {
-  if (failed(fuseElementwise(module)) || failed(runPipeline(module, kToLoops)))
+                                            EntryPointTypes &entryTypes,
+                                            TimingScope &timing) {
+  TimingScope fuseTimer = timing.nest("fuse elementwise ops");
+  if (failed(fuseElementwise(module)))
+    return failure();
+  fuseTimer.stop();
+  if (failed(runPipeline(module, kToLoops, timing)))
     return failure();
   for (func::FuncOp f : module.getOps<func::FuncOp>())
     if (!f.isDeclaration())
       entryTypes[f.getSymName()] =
           SmallVector<Type>(f.getFunctionType().getInputs());
+  TimingScope matmulTimer = timing.nest("matmuls to library calls");
   convertMatmulsToLibraryCalls(module);
-  if (failed(runPipeline(module, "convert-linalg-to-loops")))
+  matmulTimer.stop();
+  if (failed(runPipeline(module, "convert-linalg-to-loops", timing)))
     return failure();
+  TimingScope outlineTimer = timing.nest("outline loop nests");
   outlineLoopNests(module);
-  if (failed(runPipeline(module, kToLLVM)))
+  outlineTimer.stop();
+  if (failed(runPipeline(module, kToLLVM, timing)))
     return failure();
   // What is left in the entry functions is straight-line glue around the
   // outlined loop nests: allocations, descriptors and calls, tens of
@@ -159,7 +180,6 @@ mlir::mix::addPackedEntryPoints(ModuleOp module, ArrayRef<std::string> names,
   OpBuilder b(ctx);
   b.setInsertionPointToEnd(module.getBody());
   auto ptr = LLVM::LLVMPointerType::get(ctx);
-  auto i64 = b.getI64Type();
   for (const std::string &name : names) {
     auto callee = module.lookupSymbol<LLVM::LLVMFuncOp>(name);
     auto types = entryTypes.find(name);
@@ -176,12 +196,8 @@ mlir::mix::addPackedEntryPoints(ModuleOp module, ArrayRef<std::string> names,
     Block *block = entry.addEntryBlock(b);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(block);
-    auto constant = [&](int64_t v) -> Value {
-      return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
-    };
-    // Each static, identity-layout memref argument is one pointer in the
-    // packed array, expanded here into the memref descriptor the lowered
-    // function takes: allocated and aligned pointer, offset, sizes, strides.
+    // Each argument is a static, identity-layout memref: one pointer, both
+    // in the packed array and under the bare-pointer calling convention.
     SmallVector<Value> args;
     for (auto [i, argType] : llvm::enumerate(types->second)) {
       auto memref = dyn_cast<MemRefType>(argType);
@@ -192,20 +208,7 @@ mlir::mix::addPackedEntryPoints(ModuleOp module, ArrayRef<std::string> names,
       Value slot =
           LLVM::GEPOp::create(b, loc, ptr, ptr, block->getArgument(0),
                               ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
-      Value p = LLVM::LoadOp::create(b, loc, ptr, slot);
-      args.push_back(p);
-      args.push_back(p);
-      args.push_back(constant(0));
-      ArrayRef<int64_t> shape = memref.getShape();
-      for (int64_t d : shape)
-        args.push_back(constant(d));
-      int64_t stride = 1;
-      SmallVector<Value> strides;
-      for (int64_t d : llvm::reverse(shape)) {
-        strides.push_back(constant(stride));
-        stride *= d;
-      }
-      args.append(strides.rbegin(), strides.rend());
+      args.push_back(LLVM::LoadOp::create(b, loc, ptr, slot));
     }
     if (args.size() != callee.getFunctionType().getNumParams())
       return callee.emitError() << "unexpected lowered signature";

@@ -16,21 +16,21 @@
 using namespace mlir;
 using namespace mlir::mix;
 
-/// `memref<?x...xf32, strided<[?, ...], offset: ?>>` of rank `rank`.
-static MemRefType dynamicStrided(MLIRContext *ctx, int64_t rank) {
-  SmallVector<int64_t> shape(rank, ShapedType::kDynamic);
-  SmallVector<int64_t> strides(rank, ShapedType::kDynamic);
-  auto layout = StridedLayoutAttr::get(ctx, ShapedType::kDynamic, strides);
-  return MemRefType::get(shape, Float32Type::get(ctx), layout);
-}
-
+/// The C signature of the support functions: for each of A, B and C, the
+/// base pointer (a rank-0 memref, one pointer under the bare-pointer calling
+/// convention), the offset, the sizes and the strides.
 static func::FuncOp declare(ModuleOp module, StringRef name, int64_t rank) {
   if (auto f = module.lookupSymbol<func::FuncOp>(name))
     return f;
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-  Type t = dynamicStrided(module.getContext(), rank);
+  Type base = MemRefType::get({}, b.getF32Type());
+  SmallVector<Type> operand{base};
+  operand.append(1 + 2 * rank, b.getIndexType());
+  SmallVector<Type> inputs;
+  for (int i = 0; i < 3; ++i)
+    inputs.append(operand);
   auto f = func::FuncOp::create(b, module.getLoc(), name,
-                                b.getFunctionType({t, t, t}, {}));
+                                b.getFunctionType(inputs, {}));
   f.setPrivate();
   return f;
 }
@@ -46,10 +46,14 @@ static void replace(ModuleOp module, OpTy op, StringRef callee, int64_t rank) {
   }
   func::FuncOp fn = declare(module, callee, rank);
   OpBuilder b(op);
-  Type t = dynamicStrided(module.getContext(), rank);
   SmallVector<Value> args;
-  for (Value v : op->getOperands())
-    args.push_back(memref::CastOp::create(b, op.getLoc(), t, v));
+  for (Value v : op->getOperands()) {
+    auto meta = memref::ExtractStridedMetadataOp::create(b, op.getLoc(), v);
+    args.push_back(meta.getBaseBuffer());
+    args.push_back(meta.getOffset());
+    llvm::append_range(args, meta.getSizes());
+    llvm::append_range(args, meta.getStrides());
+  }
   func::CallOp::create(b, op.getLoc(), fn, args);
   op.erase();
 }

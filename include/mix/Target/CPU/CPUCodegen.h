@@ -10,6 +10,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Support/Timing.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
@@ -32,7 +33,8 @@ using EntryPointTypes = llvm::StringMap<llvm::SmallVector<Type>>;
 /// lowers it to the LLVM dialect, recording the entry points' memref
 /// signatures. Each top-level loop nest becomes a function of its own
 /// (outlineLoopNests), which keeps LLVM's per-function analyses fast.
-LogicalResult lowerToLLVMDialect(ModuleOp module, EntryPointTypes &entryTypes);
+LogicalResult lowerToLLVMDialect(ModuleOp module, EntryPointTypes &entryTypes,
+                                 TimingScope &timing);
 
 /// Moves every top-level loop nest of every function into a function of its
 /// own, called in its place; constants are cloned in, other values passed.
@@ -51,10 +53,14 @@ LogicalResult addPackedEntryPoints(ModuleOp module,
                                    llvm::ArrayRef<std::string> names,
                                    const EntryPointTypes &entryTypes);
 
+/// The C source linked into every package: `mixrt_matmul`,
+/// `mixrt_batch_matmul` (see convertMatmulsToLibraryCalls) and `memrefCopy`.
+const char *getSupportSource();
+
 /// Translates an LLVM-dialect module to LLVM IR, optimises it for the host
 /// CPU, and links it into the shared library `path`.
 llvm::Error emitSharedLibrary(ModuleOp module, llvm::StringRef path,
-                              unsigned optLevel = 2);
+                              unsigned optLevel, TimingScope &timing);
 
 } // namespace mix
 } // namespace mlir
