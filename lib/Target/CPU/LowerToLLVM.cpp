@@ -188,32 +188,41 @@ mlir::mix::addPackedEntryPoints(ModuleOp module, ArrayRef<std::string> names,
     Location loc = callee.getLoc();
     auto type =
         LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptr});
-    auto entry = LLVM::LLVMFuncOp::create(b, loc, entryPointSymbol(name), type);
-    // Glue too: a call with thousands of stack arguments sends the DAG
-    // combiner's store merging quadratic, so it is not optimised either.
-    entry.setPassthroughAttr(b.getArrayAttr(
-        {b.getStringAttr("noinline"), b.getStringAttr("optnone")}));
-    Block *block = entry.addEntryBlock(b);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(block);
-    // Each argument is a static, identity-layout memref: one pointer, both
-    // in the packed array and under the bare-pointer calling convention.
-    SmallVector<Value> args;
+    if (types->second.size() != callee.getFunctionType().getNumParams())
+      return callee.emitError() << "unexpected lowered signature";
     for (auto [i, argType] : llvm::enumerate(types->second)) {
       auto memref = dyn_cast<MemRefType>(argType);
       if (!memref || !memref.hasStaticShape() ||
           !memref.getLayout().isIdentity())
         return callee.emitError()
                << "argument #" << i << " is not a static, contiguous memref";
-      Value slot =
-          LLVM::GEPOp::create(b, loc, ptr, ptr, block->getArgument(0),
-                              ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
-      args.push_back(LLVM::LoadOp::create(b, loc, ptr, slot));
     }
-    if (args.size() != callee.getFunctionType().getNumParams())
-      return callee.emitError() << "unexpected lowered signature";
-    LLVM::CallOp::create(b, loc, callee, args);
-    LLVM::ReturnOp::create(b, loc, ValueRange{});
+    // The entry point takes over the function's body, and each argument (a
+    // static, identity-layout memref: one pointer under the bare-pointer
+    // calling convention) becomes a load from the packed array. A wrapper
+    // that called the function would pass hundreds of stack arguments,
+    // which sends the DAG combiner's store merging quadratic.
+    auto entry = LLVM::LLVMFuncOp::create(b, loc, entryPointSymbol(name), type);
+    entry.setPassthroughAttr(callee.getPassthroughAttr());
+    entry.getBody().takeBody(callee.getBody());
+    Block &block = entry.getBody().front();
+    unsigned numArgs = block.getNumArguments();
+    Value packed = block.addArgument(ptr, loc);
+    // Loaded where used: loads hoisted to the top would be live across the
+    // whole glue and keep the register allocator busy spilling them.
+    OpBuilder::InsertionGuard guard(b);
+    for (unsigned i = 0; i < numArgs; ++i) {
+      for (OpOperand &use :
+           llvm::make_early_inc_range(block.getArgument(i).getUses())) {
+        b.setInsertionPoint(use.getOwner());
+        Value slot = LLVM::GEPOp::create(
+            b, loc, ptr, ptr, packed,
+            ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+        use.set(LLVM::LoadOp::create(b, loc, ptr, slot));
+      }
+    }
+    block.eraseArguments(0, numArgs);
+    callee.erase();
   }
   return success();
 }

@@ -45,10 +45,10 @@ void outlineLoopNests(ModuleOp module);
 /// code, through oneDNN's sgemm).
 void convertMatmulsToLibraryCalls(ModuleOp module);
 
-/// Adds `llvm.func @mix_<name>(!llvm.ptr)` for each function `name`: it
-/// reads one pointer per memref argument from an array, builds the memref
-/// descriptors, and calls the function, so the runtime can call any entry
-/// point through one C signature, `void (void **)`.
+/// Replaces each function `name` by `llvm.func @mix_<name>(!llvm.ptr)`,
+/// which reads its memref arguments (one pointer each) from an array, so the
+/// runtime can call any entry point through one C signature,
+/// `void (void **)`.
 LogicalResult addPackedEntryPoints(ModuleOp module,
                                    llvm::ArrayRef<std::string> names,
                                    const EntryPointTypes &entryTypes);
