@@ -7,6 +7,7 @@
 
 #include "mix/Conversion/Passes.h"
 #include "mix/Dialect/Mix/IR/MixDialect.h"
+#include "mix/Target/CPU/Passes.h"
 #include "mix/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -20,12 +21,13 @@ int main(int argc, char **argv) {
   mlir::registerCSEPass();
   mlir::mix::registerMixPasses();
   mlir::mix::registerMixConversionPasses();
+  mlir::mix::registerMixCPUPasses();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::mix::MixDialect, mlir::arith::ArithDialect,
                   mlir::func::FuncDialect, mlir::tensor::TensorDialect,
                   mlir::linalg::LinalgDialect, mlir::math::MathDialect,
-                  mlir::scf::SCFDialect>();
+                  mlir::scf::SCFDialect, mlir::memref::MemRefDialect>();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "mix optimizer driver\n", registry));
 }

@@ -71,10 +71,10 @@ static cl::opt<bool> remarks("remarks",
                                       "refusals, cost estimates)"),
                              cl::cat(category));
 
-static cl::opt<bool> timePhases(
-    "time-phases",
-    cl::desc("Print the time each phase and pass took (to stderr)"),
-    cl::cat(category));
+static cl::opt<bool>
+    timePhases("time-phases",
+               cl::desc("Print the time each phase and pass took (to stderr)"),
+               cl::cat(category));
 
 static int fail(const llvm::Twine &msg) {
   llvm::WithColor::error(llvm::errs(), "mixc") << msg << "\n";

@@ -153,8 +153,7 @@ llvm::Error mlir::mix::emitSharedLibrary(ModuleOp module, llvm::StringRef path,
   TimingScope linkTimer = timing.nest("link with the support code");
   llvm::SmallString<256> support(path);
   support += ".support.c";
-  llvm::scope_exit removeSupport(
-      [&] { llvm::sys::fs::remove(support); });
+  llvm::scope_exit removeSupport([&] { llvm::sys::fs::remove(support); });
   {
     std::error_code ec;
     llvm::raw_fd_ostream os(support, ec);

@@ -59,18 +59,19 @@ static constexpr const char *kToLoops =
     "canonicalize";
 
 // Then everything to the LLVM dialect.
-static constexpr const char *kToLLVM = "expand-strided-metadata,"
-                                       "lower-affine,"
-                                       "convert-scf-to-cf,"
-                                       "convert-math-to-llvm,"
-                                       "convert-math-to-libm,"
-                                       "convert-arith-to-llvm,"
-                                       "convert-index-to-llvm,"
-                                       "finalize-memref-to-llvm,"
-                                       "convert-func-to-llvm{use-bare-ptr-memref-call-conv},"
-                                       "convert-cf-to-llvm,"
-                                       "reconcile-unrealized-casts,"
-                                       "canonicalize";
+static constexpr const char *kToLLVM =
+    "expand-strided-metadata,"
+    "lower-affine,"
+    "convert-scf-to-cf,"
+    "convert-math-to-llvm,"
+    "convert-math-to-libm,"
+    "convert-arith-to-llvm,"
+    "convert-index-to-llvm,"
+    "finalize-memref-to-llvm,"
+    "convert-func-to-llvm{use-bare-ptr-memref-call-conv},"
+    "convert-cf-to-llvm,"
+    "reconcile-unrealized-casts,"
+    "canonicalize";
 
 void mlir::mix::registerCPUCodegenDialects(DialectRegistry &registry) {
   registry
@@ -141,6 +142,10 @@ static LogicalResult fuseElementwise(ModuleOp module) {
 LogicalResult mlir::mix::lowerToLLVMDialect(ModuleOp module,
                                             EntryPointTypes &entryTypes,
                                             TimingScope &timing) {
+  TimingScope accumulateTimer = timing.nest("fold sums into accumulators");
+  if (failed(foldSumsIntoAccumulators(module)))
+    return failure();
+  accumulateTimer.stop();
   TimingScope fuseTimer = timing.nest("fuse elementwise ops");
   if (failed(fuseElementwise(module)))
     return failure();

@@ -1,14 +1,16 @@
-//===- MatmulsToLibrary.cpp - Matrix products as oneDNN sgemm calls -------===//
+//===- MatmulsToLibrary.cpp - Matrix products as oneDNN matmul calls ------===//
 //
 // After bufferization, linalg.matmul and linalg.batch_matmul on f32 memrefs
-// become calls of small functions in the package's support code, which call
-// oneDNN's sgemm (with the transposes a strided view allows) and fall back
-// to loops for layouts sgemm cannot take.
+// become calls of small functions in the package's support code, which run
+// a oneDNN matmul primitive made once per call site (falling back to sgemm
+// or loops for layouts oneDNN cannot take).
 //
 //===----------------------------------------------------------------------===//
 
 #include "mix/Target/CPU/CPUCodegen.h"
+#include "mix/Target/CPU/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -16,7 +18,13 @@
 using namespace mlir;
 using namespace mlir::mix;
 
-/// The C signature of the support functions: for each of A, B and C, the
+namespace mlir::mix {
+#define GEN_PASS_DEF_MIXMATMULSTOLIBRARYCALLSPASS
+#include "mix/Target/CPU/Passes.h.inc"
+} // namespace mlir::mix
+
+/// The C signature of the support functions: the call site's number, then
+/// for each of A, B and C, the
 /// base pointer (a rank-0 memref, one pointer under the bare-pointer calling
 /// convention), the offset, the sizes and the strides.
 static func::FuncOp declare(ModuleOp module, StringRef name, int64_t rank) {
@@ -26,7 +34,7 @@ static func::FuncOp declare(ModuleOp module, StringRef name, int64_t rank) {
   Type base = MemRefType::get({}, b.getF32Type());
   SmallVector<Type> operand{base};
   operand.append(1 + 2 * rank, b.getIndexType());
-  SmallVector<Type> inputs;
+  SmallVector<Type> inputs{b.getI64Type()};
   for (int i = 0; i < 3; ++i)
     inputs.append(operand);
   auto f = func::FuncOp::create(b, module.getLoc(), name,
@@ -36,7 +44,8 @@ static func::FuncOp declare(ModuleOp module, StringRef name, int64_t rank) {
 }
 
 template <typename OpTy>
-static void replace(ModuleOp module, OpTy op, StringRef callee, int64_t rank) {
+static void replace(ModuleOp module, OpTy op, StringRef callee, int64_t rank,
+                    int64_t &site) {
   if (!op.hasPureBufferSemantics())
     return;
   for (Value v : op->getOperands()) {
@@ -46,7 +55,8 @@ static void replace(ModuleOp module, OpTy op, StringRef callee, int64_t rank) {
   }
   func::FuncOp fn = declare(module, callee, rank);
   OpBuilder b(op);
-  SmallVector<Value> args;
+  SmallVector<Value> args{arith::ConstantIntOp::create(b, op.getLoc(), site++,
+                                                       /*width=*/64)};
   for (Value v : op->getOperands()) {
     auto meta = memref::ExtractStridedMetadataOp::create(b, op.getLoc(), v);
     args.push_back(meta.getBaseBuffer());
@@ -63,8 +73,19 @@ void mlir::mix::convertMatmulsToLibraryCalls(ModuleOp module) {
   SmallVector<linalg::BatchMatmulOp> batched;
   module.walk([&](linalg::MatmulOp op) { matmuls.push_back(op); });
   module.walk([&](linalg::BatchMatmulOp op) { batched.push_back(op); });
+  int64_t site = 0;
   for (linalg::MatmulOp op : matmuls)
-    replace(module, op, "mixrt_matmul", 2);
+    replace(module, op, "mixrt_matmul", 2, site);
   for (linalg::BatchMatmulOp op : batched)
-    replace(module, op, "mixrt_batch_matmul", 3);
+    replace(module, op, "mixrt_batch_matmul", 3, site);
 }
+
+namespace {
+struct MixMatmulsToLibraryCallsPass
+    : mlir::mix::impl::MixMatmulsToLibraryCallsPassBase<
+          MixMatmulsToLibraryCallsPass> {
+  void runOnOperation() override {
+    convertMatmulsToLibraryCalls(getOperation());
+  }
+};
+} // namespace

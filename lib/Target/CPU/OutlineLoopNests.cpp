@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mix/Target/CPU/CPUCodegen.h"
+#include "mix/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -18,6 +19,11 @@
 
 using namespace mlir;
 using namespace mlir::mix;
+
+namespace mlir::mix {
+#define GEN_PASS_DEF_MIXOUTLINELOOPNESTSPASS
+#include "mix/Target/CPU/Passes.h.inc"
+} // namespace mlir::mix
 
 namespace {
 /// Outlined functions by their printed body: the layers of a model are the
@@ -99,3 +105,10 @@ void mlir::mix::outlineLoopNests(ModuleOp module) {
               moduleBuilder, existing);
   }
 }
+
+namespace {
+struct MixOutlineLoopNestsPass
+    : mlir::mix::impl::MixOutlineLoopNestsPassBase<MixOutlineLoopNestsPass> {
+  void runOnOperation() override { outlineLoopNests(getOperation()); }
+};
+} // namespace

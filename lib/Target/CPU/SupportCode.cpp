@@ -13,6 +13,7 @@
 const char *mlir::mix::getSupportSource() {
   return R"c(
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <oneapi/dnnl/dnnl.h>
 
@@ -46,25 +47,142 @@ static void gemm(const float *a, int64_t as0, int64_t as1, const float *b,
     }
 }
 
-/* Each operand comes as base pointer, offset, sizes, strides. */
-void mixrt_matmul(float *a, int64_t ao, int64_t am, int64_t ak, int64_t as0,
-                  int64_t as1, float *b, int64_t bo, int64_t bk, int64_t bn,
-                  int64_t bs0, int64_t bs1, float *c, int64_t co, int64_t cm,
-                  int64_t cn, int64_t cs0, int64_t cs1) {
-  (void)bk; (void)cm; (void)cn;
-  gemm(a + ao, as0, as1, b + bo, bs0, bs1, c + co, cs0, cs1, am, bn, ak);
+/* Each call site of a matrix product keeps a oneDNN matmul primitive,
+   created on its first call for the site's (static) sizes and strides,
+   with a sum post-op: C += A B. Where oneDNN has no primitive for a layout,
+   the site falls back to sgemm or loops. The lowered code runs on one
+   thread at a time, so the cache needs no lock. */
+typedef struct {
+  int state; /* 0: not yet created, 1: primitive, 2: fallback */
+  int64_t key[18];
+  dnnl_primitive_t primitive;
+  dnnl_memory_t memory[3];
+} Site;
+static Site *sites;
+static int64_t numSites;
+static dnnl_engine_t engine;
+static dnnl_stream_t stream;
+
+static Site *getSite(int64_t id) {
+  if (id < 0)
+    return NULL;
+  if (id >= numSites) {
+    int64_t n = id + 64;
+    Site *grown = (Site *)realloc(sites, n * sizeof(Site));
+    if (!grown)
+      return NULL;
+    memset(grown + numSites, 0, (n - numSites) * sizeof(Site));
+    sites = grown;
+    numSites = n;
+  }
+  return &sites[id];
 }
 
-void mixrt_batch_matmul(float *a, int64_t ao, int64_t ab, int64_t am,
-                        int64_t ak, int64_t asb, int64_t as0, int64_t as1,
-                        float *b, int64_t bo, int64_t bb, int64_t bk,
-                        int64_t bn, int64_t bsb, int64_t bs0, int64_t bs1,
-                        float *c, int64_t co, int64_t cb, int64_t cm,
-                        int64_t cn, int64_t csb, int64_t cs0, int64_t cs1) {
+/* dims and strides of A (batch, m, k), B (batch, k, n), C (batch, m, n). */
+static int createPrimitive(Site *s, int rank, const int64_t *dims,
+                           const int64_t *strides) {
+  if (!engine) {
+    if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
+      return 0;
+    if (dnnl_stream_create(&stream, engine, dnnl_stream_default_flags) !=
+        dnnl_success)
+      return 0;
+  }
+  dnnl_memory_desc_t md[3];
+  for (int i = 0; i < 3; ++i) {
+    dnnl_dims_t d, st;
+    for (int j = 0; j < rank; ++j) {
+      d[j] = dims[i * 3 + 3 - rank + j];
+      st[j] = strides[i * 3 + 3 - rank + j];
+    }
+    if (dnnl_memory_desc_init_by_strides(&md[i], rank, d, dnnl_f32, st) !=
+        dnnl_success)
+      return 0;
+  }
+  dnnl_matmul_desc_t desc;
+  if (dnnl_matmul_desc_init(&desc, &md[0], &md[1], NULL, &md[2]) !=
+      dnnl_success)
+    return 0;
+  dnnl_primitive_attr_t attr;
+  dnnl_post_ops_t ops;
+  if (dnnl_primitive_attr_create(&attr) != dnnl_success)
+    return 0;
+  int ok = dnnl_post_ops_create(&ops) == dnnl_success;
+  ok = ok && dnnl_post_ops_append_sum(ops, 1.0f) == dnnl_success &&
+       dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success;
+  dnnl_primitive_desc_t pd = NULL;
+  ok = ok && dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL) ==
+                 dnnl_success;
+  if (ops)
+    dnnl_post_ops_destroy(ops);
+  dnnl_primitive_attr_destroy(attr);
+  if (!ok)
+    return 0;
+  ok = dnnl_primitive_create(&s->primitive, pd) == dnnl_success;
+  dnnl_primitive_desc_destroy(pd);
+  for (int i = 0; ok && i < 3; ++i)
+    ok = dnnl_memory_create(&s->memory[i], &md[i], engine,
+                            DNNL_MEMORY_NONE) == dnnl_success;
+  return ok;
+}
+
+/* C += A B with A (batch, m, k), B (batch, k, n), C (batch, m, n), each as
+   base pointer, offset and strides (batch stride first). */
+static void matmul(int64_t id, int rank, int64_t batch, int64_t m, int64_t n,
+                   int64_t k, float *a, const int64_t *as, float *b,
+                   const int64_t *bs, float *c, const int64_t *cs) {
+  if (batch == 0 || m == 0 || n == 0 || k == 0)
+    return;
+  int64_t key[18] = {batch, m,     k,     batch, k,     n,
+                     batch, m,     n,     as[0], as[1], as[2],
+                     bs[0], bs[1], bs[2], cs[0], cs[1], cs[2]};
+  Site *s = getSite(id);
+  if (s && s->state == 0) {
+    memcpy(s->key, key, sizeof key);
+    /* MIXRT_MATMUL=sgemm skips the primitives, for comparisons. */
+    const char *choice = getenv("MIXRT_MATMUL");
+    int sgemm = choice && strcmp(choice, "sgemm") == 0;
+    s->state = !sgemm && createPrimitive(s, rank, key, key + 9) ? 1 : 2;
+  }
+  if (s && s->state == 1 && memcmp(s->key, key, sizeof key) == 0 &&
+      dnnl_memory_set_data_handle(s->memory[0], a) == dnnl_success &&
+      dnnl_memory_set_data_handle(s->memory[1], b) == dnnl_success &&
+      dnnl_memory_set_data_handle(s->memory[2], c) == dnnl_success) {
+    dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, s->memory[0]},
+                               {DNNL_ARG_WEIGHTS, s->memory[1]},
+                               {DNNL_ARG_DST, s->memory[2]}};
+    if (dnnl_primitive_execute(s->primitive, stream, 3, args) ==
+            dnnl_success &&
+        dnnl_stream_wait(stream) == dnnl_success)
+      return;
+  }
+  for (int64_t i = 0; i < batch; ++i)
+    gemm(a + i * as[0], as[1], as[2], b + i * bs[0], bs[1], bs[2],
+         c + i * cs[0], cs[1], cs[2], m, n, k);
+}
+
+/* Each operand comes as base pointer, offset, sizes, strides; `site`
+   numbers the call site. */
+void mixrt_matmul(int64_t site, float *a, int64_t ao, int64_t am, int64_t ak,
+                  int64_t as0, int64_t as1, float *b, int64_t bo, int64_t bk,
+                  int64_t bn, int64_t bs0, int64_t bs1, float *c, int64_t co,
+                  int64_t cm, int64_t cn, int64_t cs0, int64_t cs1) {
+  (void)bk; (void)cm; (void)cn;
+  int64_t as[3] = {0, as0, as1}, bs[3] = {0, bs0, bs1}, cs[3] = {0, cs0, cs1};
+  matmul(site, 2, 1, am, bn, ak, a + ao, as, b + bo, bs, c + co, cs);
+}
+
+void mixrt_batch_matmul(int64_t site, float *a, int64_t ao, int64_t ab,
+                        int64_t am, int64_t ak, int64_t asb, int64_t as0,
+                        int64_t as1, float *b, int64_t bo, int64_t bb,
+                        int64_t bk, int64_t bn, int64_t bsb, int64_t bs0,
+                        int64_t bs1, float *c, int64_t co, int64_t cb,
+                        int64_t cm, int64_t cn, int64_t csb, int64_t cs0,
+                        int64_t cs1) {
   (void)bb; (void)bk; (void)cb; (void)cm; (void)cn;
-  for (int64_t i = 0; i < ab; ++i)
-    gemm(a + ao + i * asb, as0, as1, b + bo + i * bsb, bs0, bs1,
-         c + co + i * csb, cs0, cs1, am, bn, ak);
+  int64_t as[3] = {asb, as0, as1}, bs[3] = {bsb, bs0, bs1},
+          cs[3] = {csb, cs0, cs1};
+  matmul(site, 3, ab, am, bn, ak, a + ao, as, b + bo, bs, c + co, cs);
 }
 typedef struct { int64_t rank; void *descriptor; } UnrankedMemRef;
 typedef struct { char *allocated; char *aligned; int64_t offset;

@@ -36,13 +36,17 @@ using EntryPointTypes = llvm::StringMap<llvm::SmallVector<Type>>;
 LogicalResult lowerToLLVMDialect(ModuleOp module, EntryPointTypes &entryTypes,
                                  TimingScope &timing);
 
+/// Rewrites `add(matmul(A, B), X)` on tensors, where the product accumulates
+/// into zeros and has no other use, into a product accumulating into X.
+LogicalResult foldSumsIntoAccumulators(ModuleOp module);
+
 /// Moves every top-level loop nest of every function into a function of its
 /// own, called in its place; constants are cloned in, other values passed.
 void outlineLoopNests(ModuleOp module);
 
 /// Replaces f32 linalg.matmul / linalg.batch_matmul on memrefs by calls of
 /// `mixrt_matmul` / `mixrt_batch_matmul` (C += A B, in the package's support
-/// code, through oneDNN's sgemm).
+/// code, through a oneDNN matmul primitive cached per call site).
 void convertMatmulsToLibraryCalls(ModuleOp module);
 
 /// Replaces each function `name` by `llvm.func @mix_<name>(!llvm.ptr)`,

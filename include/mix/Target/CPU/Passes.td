@@ -1,0 +1,67 @@
+//===- Passes.td - CPU code generation passes --------------*- tablegen -*-===//
+//
+// The project's own steps of the CPU lowering, as passes so that mix-opt
+// and lit can run each one alone. mixc runs them from lowerToLLVMDialect.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MIX_TARGET_CPU_PASSES_TD
+#define MIX_TARGET_CPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def MixFoldSumsIntoAccumulatorsPass
+    : Pass<"mix-fold-sums-into-accumulators", "::mlir::ModuleOp"> {
+  let summary = "Add a sum into a matrix product's accumulator";
+  let description = [{
+    On tensors: an elementwise `linalg.generic` whose body is one `addf` of
+    a `linalg.matmul` / `linalg.batch_matmul` result (accumulating into a
+    fill of zeros, used only there) and another tensor becomes the product
+    accumulating into that tensor, broadcast the way the add broadcast it.
+    A linear layer's bias, and the sums of gradient contributions in the
+    backward pass, are then added by the library's accumulation (the sum
+    post-op of the oneDNN matmul primitive) rather than by a separate pass
+    over the product.
+
+    ```mlir
+    %p = linalg.matmul ins(%a, %b) outs(%zeros)
+    %y = linalg.generic {add, bias broadcast over rows} ins(%p, %bias)
+    // becomes
+    %init = linalg.generic {broadcast} ins(%bias) outs(%empty)
+    %y = linalg.matmul ins(%a, %b) outs(%init)
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def MixMatmulsToLibraryCallsPass
+    : Pass<"mix-matmuls-to-library-calls", "::mlir::ModuleOp"> {
+  let summary = "Call the support library for f32 matrix products on memrefs";
+  let description = [{
+    Replaces `linalg.matmul` and `linalg.batch_matmul` on f32 memrefs (after
+    bufferization) by calls of `mixrt_matmul` / `mixrt_batch_matmul`, which
+    compute C += A B in the package's C support code through a oneDNN matmul
+    primitive made once per call site. Each call passes its site number and,
+    for each operand, the base buffer, offset, sizes and strides
+    (`memref.extract_strided_metadata`), so transposed views need no copy.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def MixOutlineLoopNestsPass
+    : Pass<"mix-outline-loop-nests", "::mlir::ModuleOp"> {
+  let summary = "Move each top-level loop nest into a function of its own";
+  let description = [{
+    Every top-level `scf.for` nest of every function moves
+    into a private function `@<caller>_loop<N>` called in its place;
+    constants are cloned in, other values passed. Nests that are identical
+    up to their operands share one function. LLVM's loop passes are
+    superlinear in function size, and a model's function has thousands of
+    nests; outlined, code size grows with the kinds of nest, not with depth.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
+#endif // MIX_TARGET_CPU_PASSES_TD

@@ -1,0 +1,100 @@
+// RUN: mix-opt %s --mix-fold-sums-into-accumulators --split-input-file | FileCheck %s
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+
+// A linear layer's bias: the product accumulates into the broadcast bias.
+// CHECK-LABEL: func.func @bias
+//  CHECK-SAME: (%[[A:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<8x16xf32>, %[[BIAS:.*]]: tensor<16xf32>)
+//       CHECK:   %[[EMPTY:.*]] = tensor.empty() : tensor<4x16xf32>
+//       CHECK:   %[[INIT:.*]] = linalg.generic
+//  CHECK-SAME:       ins(%[[BIAS]] : tensor<16xf32>) outs(%[[EMPTY]] : tensor<4x16xf32>)
+//  CHECK-NEXT:   ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+//  CHECK-NEXT:     linalg.yield %[[IN]] : f32
+//       CHECK:   %[[R:.*]] = linalg.matmul ins(%[[A]], %[[B]] : {{.*}}) outs(%[[INIT]] : tensor<4x16xf32>)
+//   CHECK-NOT:   arith.addf
+//       CHECK:   return %[[R]]
+func.func @bias(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %bias: tensor<16xf32>) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<4x16xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%empty : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %p = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%fill : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %out = tensor.empty() : tensor<4x16xf32>
+  %r = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %bias : tensor<4x16xf32>, tensor<16xf32>) outs(%out : tensor<4x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  return %r : tensor<4x16xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// A sum of gradient contributions, product second, batched.
+// CHECK-LABEL: func.func @sum_batched
+//  CHECK-SAME: (%[[A:.*]]: tensor<2x4x8xf32>, %[[B:.*]]: tensor<2x8x16xf32>, %[[X:.*]]: tensor<2x4x16xf32>)
+//       CHECK:   %[[INIT:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<2x4x16xf32>)
+//       CHECK:   %[[R:.*]] = linalg.batch_matmul ins(%[[A]], %[[B]] : {{.*}}) outs(%[[INIT]] : tensor<2x4x16xf32>)
+//       CHECK:   return %[[R]]
+func.func @sum_batched(%a: tensor<2x4x8xf32>, %b: tensor<2x8x16xf32>, %x: tensor<2x4x16xf32>) -> tensor<2x4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<2x4x16xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%empty : tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  %p = linalg.batch_matmul ins(%a, %b : tensor<2x4x8xf32>, tensor<2x8x16xf32>) outs(%fill : tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %p : tensor<2x4x16xf32>, tensor<2x4x16xf32>) outs(%empty : tensor<2x4x16xf32>) {
+  ^bb0(%u: f32, %v: f32, %o: f32):
+    %s = arith.addf %u, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x16xf32>
+  return %r : tensor<2x4x16xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+
+// Not folded: the product has another use, the product does not start from
+// zero, or the body is not a plain add.
+// CHECK-LABEL: func.func @not_folded
+//       CHECK:   %[[P:.*]] = linalg.matmul {{.*}} outs(%{{.*}} : tensor<4x16xf32>)
+//       CHECK:   linalg.generic {{.*}} ins(%[[P]], %{{.*}} : tensor<4x16xf32>, tensor<16xf32>)
+//       CHECK:     arith.addf
+//       CHECK:   %[[Q:.*]] = linalg.matmul {{.*}} outs(%{{.*}} : tensor<4x16xf32>)
+//       CHECK:   linalg.generic {{.*}} ins(%[[Q]], %{{.*}} : tensor<4x16xf32>, tensor<16xf32>)
+//       CHECK:     arith.addf
+//       CHECK:   %[[S:.*]] = linalg.matmul {{.*}} outs(%{{.*}} : tensor<4x16xf32>)
+//       CHECK:   linalg.generic {{.*}} ins(%[[S]], %{{.*}} : tensor<4x16xf32>, tensor<16xf32>)
+//       CHECK:     arith.mulf
+func.func @not_folded(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %bias: tensor<16xf32>, %c: tensor<4x16xf32>)
+    -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<4x16xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%empty : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %p = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%fill : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %r = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %bias : tensor<4x16xf32>, tensor<16xf32>) outs(%empty : tensor<4x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  %q = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%c : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %t = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%q, %bias : tensor<4x16xf32>, tensor<16xf32>) outs(%empty : tensor<4x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%fill : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %u = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m, %bias : tensor<4x16xf32>, tensor<16xf32>) outs(%empty : tensor<4x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.mulf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  return %r, %p, %t, %u : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>
+}
