@@ -1,8 +1,8 @@
 //===- Plot.cpp - A PNG line plot of the loss curves ----------------------===//
 //
-// A tiny rasteriser and PNG encoder (stored deflate blocks, no external
-// library): training loss in blue, validation cross-entropy in red, on a
-// light grid.
+// A tiny rasteriser, a 5x7 bitmap font and a PNG encoder (stored deflate
+// blocks, no external library): training loss in blue, validation
+// cross-entropy in red, on a light grid with labelled axes and a legend.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 using namespace mixrt;
 
@@ -43,6 +44,49 @@ struct Canvas {
     }
   }
 };
+
+/// 5x7 glyphs, one row of five bits a byte, for the characters the plot's
+/// labels use.
+struct Glyph {
+  char c;
+  uint8_t rows[7];
+};
+constexpr Glyph kFont[] = {
+    {'0', {14, 17, 19, 21, 25, 17, 14}}, {'1', {4, 12, 4, 4, 4, 4, 14}},
+    {'2', {14, 17, 1, 2, 4, 8, 31}},     {'3', {31, 2, 4, 2, 1, 17, 14}},
+    {'4', {2, 6, 10, 18, 31, 2, 2}},     {'5', {31, 16, 30, 1, 1, 17, 14}},
+    {'6', {6, 8, 16, 30, 17, 17, 14}},   {'7', {31, 1, 2, 4, 8, 8, 8}},
+    {'8', {14, 17, 17, 14, 17, 17, 14}}, {'9', {14, 17, 17, 15, 1, 2, 12}},
+    {'.', {0, 0, 0, 0, 0, 12, 12}},      {'-', {0, 0, 0, 31, 0, 0, 0}},
+    {'(', {2, 4, 8, 8, 8, 4, 2}},        {')', {8, 4, 2, 2, 2, 4, 8}},
+    {'a', {0, 0, 14, 1, 15, 17, 15}},    {'e', {0, 0, 14, 17, 31, 16, 14}},
+    {'i', {4, 0, 12, 4, 4, 4, 14}},      {'l', {12, 4, 4, 4, 4, 4, 14}},
+    {'n', {0, 0, 22, 25, 17, 17, 17}},   {'o', {0, 0, 14, 17, 17, 17, 14}},
+    {'p', {0, 0, 30, 17, 30, 16, 16}},   {'r', {0, 0, 22, 25, 16, 16, 16}},
+    {'s', {0, 0, 14, 16, 14, 1, 30}},    {'t', {8, 8, 28, 8, 8, 9, 6}},
+    {'v', {0, 0, 17, 17, 17, 10, 4}},    {'C', {14, 17, 16, 16, 16, 17, 14}},
+    {'E', {31, 16, 16, 30, 16, 16, 31}},
+};
+
+/// Draws `text` with its top-left corner at (x, y), `scale` pixels a dot;
+/// characters without a glyph are spaces. Returns the width drawn.
+int drawText(Canvas &c, int x, int y, const std::string &text, uint32_t color,
+             int scale = 1) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    for (const Glyph &g : kFont) {
+      if (g.c != text[i])
+        continue;
+      for (int row = 0; row < 7; ++row)
+        for (int col = 0; col < 5; ++col)
+          if (g.rows[row] & (16 >> col))
+            for (int dy = 0; dy < scale; ++dy)
+              for (int dx = 0; dx < scale; ++dx)
+                c.set(x + int(i) * 6 * scale + col * scale + dx,
+                      y + row * scale + dy, color);
+    }
+  }
+  return int(text.size()) * 6 * scale;
+}
 
 uint32_t crc32(const uint8_t *data, size_t n, uint32_t crc = 0) {
   crc = ~crc;
@@ -106,7 +150,7 @@ std::string encodePNG(const Canvas &c) {
 void mixrt::writeLossPlot(const std::string &path,
                           const std::vector<std::pair<int64_t, double>> &train,
                           const std::vector<std::pair<int64_t, double>> &val) {
-  const int w = 800, h = 500, margin = 40;
+  const int w = 800, h = 500, left = 70, right = 20, top = 40, bottom = 50;
   Canvas c(w, h);
   double xmax = 1, ymin = 1e30, ymax = -1e30;
   for (const auto *series : {&train, &val})
@@ -124,18 +168,38 @@ void mixrt::writeLossPlot(const std::string &path,
   double pad = 0.05 * (ymax - ymin + 1e-9);
   ymin -= pad;
   ymax += pad;
-  auto px = [&](double x) { return margin + (w - 2 * margin) * x / xmax; };
+  auto px = [&](double x) { return left + (w - left - right) * x / xmax; };
   auto py = [&](double y) {
-    return h - margin - (h - 2 * margin) * (y - ymin) / (ymax - ymin);
+    return h - bottom - (h - top - bottom) * (y - ymin) / (ymax - ymin);
   };
+  char label[32];
   for (int i = 0; i <= 10; ++i) {
-    double gx = margin + (w - 2 * margin) * i / 10.0;
-    double gy = margin + (h - 2 * margin) * i / 10.0;
-    c.line(gx, margin, gx, h - margin, 0xe0e0e0);
-    c.line(margin, gy, w - margin, gy, 0xe0e0e0);
+    double gx = left + (w - left - right) * i / 10.0;
+    double gy = top + (h - top - bottom) * i / 10.0;
+    c.line(gx, top, gx, h - bottom, 0xe0e0e0);
+    c.line(left, gy, w - right, gy, 0xe0e0e0);
+    if (i % 2)
+      continue;
+    // Tick labels: steps below the x axis, losses left of the y axis.
+    std::snprintf(label, sizeof label, "%.0f", xmax * i / 10.0);
+    int width = int(std::string(label).size()) * 6;
+    drawText(c, int(gx) - width / 2, h - bottom + 6, label, 0x000000);
+    std::snprintf(label, sizeof label, "%.2f",
+                  ymax - (ymax - ymin) * i / 10.0);
+    width = int(std::string(label).size()) * 6;
+    drawText(c, left - 6 - width, int(gy) - 3, label, 0x000000);
   }
-  c.line(margin, h - margin, w - margin, h - margin, 0x000000);
-  c.line(margin, margin, margin, h - margin, 0x000000);
+  c.line(left, h - bottom, w - right, h - bottom, 0x000000);
+  c.line(left, top, left, h - bottom, 0x000000);
+  drawText(c, (left + w - right) / 2 - 24, h - bottom + 22, "step", 0x000000,
+           2);
+  drawText(c, 6, 8, "loss (nats)", 0x000000, 2);
+  // The legend, top right.
+  int lx = w - right - 290;
+  c.line(lx, 16, lx + 24, 16, 0x1f77b4, 1);
+  drawText(c, lx + 30, 10, "train loss", 0x1f77b4, 2);
+  c.line(lx + 170, 16, lx + 194, 16, 0xd62728, 3);
+  drawText(c, lx + 200, 10, "val CE", 0xd62728, 2);
   auto draw = [&](const std::vector<std::pair<int64_t, double>> &s,
                   uint32_t color, int thick) {
     for (size_t i = 1; i < s.size(); ++i)
