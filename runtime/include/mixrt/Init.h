@@ -33,8 +33,13 @@ private:
   uint64_t state;
 };
 
-/// The FNV-1a 64-bit hash of \p bytes.
-uint64_t fnv1a64(std::string_view bytes);
+/// The FNV-1a 64-bit offset basis: the hash of no bytes.
+constexpr uint64_t kFnv1a64Basis = 0xCBF29CE484222325ull;
+
+/// The FNV-1a 64-bit hash of \p bytes, continuing from \p hash: hashing a
+/// string piecewise, feeding each call's result to the next, gives the hash
+/// of the whole.
+uint64_t fnv1a64(std::string_view bytes, uint64_t hash = kFnv1a64Basis);
 
 /// The key of a tensor's stream: splitmix64 over the seed, then over the
 /// name's hash, i.e. SplitMix64(SplitMix64(seed).next() ^ fnv1a64(name))

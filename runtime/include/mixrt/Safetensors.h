@@ -115,15 +115,27 @@ private:
   std::unordered_map<std::string, size_t> index;
 };
 
+/// The metadata key of a file's checksum: 16 lowercase hex digits, the
+/// FNV-1a 64 hash of the whole file (length field, header and data) as it
+/// would be with those 16 digits written as '0'. The key and its value
+/// appear in the header exactly once, as `"checksum_fnv1a64":"<digits>"`
+/// (whitespace around the colon allowed), so that any reader can find them.
+constexpr const char *kChecksumKey = "checksum_fnv1a64";
+
 /// Reads and validates \p path; throws Error naming the file and tensor on
 /// a truncated file, a bad header length, malformed JSON, an unknown or
 /// unsupported dtype, a shape that disagrees with the data offsets, offsets
-/// out of range, overlapping or leaving gaps, and duplicate names.
+/// out of range, overlapping or leaving gaps, and duplicate names. A file
+/// whose metadata holds kChecksumKey must match it (an Error says the file
+/// is corrupt otherwise); the key stays in the returned metadata.
 TensorFile readSafetensors(const std::string &path);
 
 /// Writes \p file to \p path atomically (the previous file survives any
 /// failure). Tensors are stored in order; the header is padded to 8 bytes.
-void writeSafetensors(const std::string &path, const TensorFile &file);
+/// With \p addChecksum, the metadata gains kChecksumKey as its last entry;
+/// a kChecksumKey \p file already holds (read with it) is never copied.
+void writeSafetensors(const std::string &path, const TensorFile &file,
+                      bool addChecksum = false);
 
 } // namespace mixrt
 

@@ -44,8 +44,12 @@ struct TrainOptions {
 /// then cosine to 10% of `peak` at `total` (SPEC §7).
 double learningRate(int64_t step, int64_t total, int64_t warmup, double peak);
 
-/// Runs training; throws Error on bad input or a failed step.
-void train(const TrainOptions &options);
+/// Runs training; throws Error on bad input or a failed step (a
+/// non-finite loss, gradient norm, state or validation loss among them).
+/// Returns 0 when the run reaches --steps or --stop-after, and 128 + the
+/// signal's number when SIGINT or SIGTERM stopped it (after the current
+/// step, with a checkpoint).
+int train(const TrainOptions &options);
 
 /// The mean cross-entropy over `batches` validation batches, taken at
 /// evenly spaced offsets of `corpus`.

@@ -23,8 +23,7 @@ double SplitMix64::nextUniform() {
   return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53;
 }
 
-uint64_t mixrt::fnv1a64(std::string_view bytes) {
-  uint64_t hash = 0xCBF29CE484222325ull;
+uint64_t mixrt::fnv1a64(std::string_view bytes, uint64_t hash) {
   for (char c : bytes) {
     hash ^= static_cast<unsigned char>(c);
     hash *= 0x100000001B3ull;

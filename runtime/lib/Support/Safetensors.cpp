@@ -9,9 +9,12 @@
 
 #include "mixrt/Safetensors.h"
 #include "mixrt/File.h"
+#include "mixrt/Init.h"
 #include "mixrt/Json.h"
 
 #include <algorithm>
+#include <cinttypes>
+#include <cstdio>
 #include <optional>
 #include <unordered_set>
 
@@ -211,9 +214,11 @@ parseMetadata(const std::string &path, const json::Value &value) {
   return metadata;
 }
 
-/// Checks that the entries tile [0, dataSize) exactly.
-static void checkLayout(const std::string &path, std::vector<Entry *> sorted,
-                        uint64_t dataSize) {
+/// Checks that the entries tile [0, dataSize) exactly; returns them in the
+/// order of their data.
+static std::vector<Entry *> checkLayout(const std::string &path,
+                                        std::vector<Entry *> sorted,
+                                        uint64_t dataSize) {
   std::sort(sorted.begin(), sorted.end(), [](Entry *a, Entry *b) {
     return std::make_pair(a->begin, a->end) < std::make_pair(b->begin, b->end);
   });
@@ -241,6 +246,102 @@ static void checkLayout(const std::string &path, std::vector<Entry *> sorted,
     fail(path, ": ", dataSize - cursor,
          " bytes after the last tensor's data (the header describes ", cursor,
          " bytes of data, the file holds ", dataSize, ")");
+  return sorted;
+}
+
+//===----------------------------------------------------------------------===//
+// Checksums
+//===----------------------------------------------------------------------===//
+
+static constexpr size_t kChecksumDigits = 16;
+
+static bool isChecksumText(const std::string &text) {
+  return text.size() == kChecksumDigits &&
+         std::all_of(text.begin(), text.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+static std::string formatChecksum(uint64_t hash) {
+  char digits[kChecksumDigits + 1];
+  std::snprintf(digits, sizeof digits, "%016" PRIx64, hash);
+  return digits;
+}
+
+/// The offset in \p header of the checksum's digits: the one place where the
+/// key, quoted, is followed by a colon and a quoted 16-character string
+/// (JSON whitespace allowed around the colon); npos if there is not exactly
+/// one.
+static size_t findChecksumDigits(const std::string &header) {
+  std::string key = concat('"', kChecksumKey, '"');
+  auto skipSpace = [&](size_t i) {
+    while (i < header.size() && (header[i] == ' ' || header[i] == '\t' ||
+                                 header[i] == '\n' || header[i] == '\r'))
+      ++i;
+    return i;
+  };
+  size_t found = std::string::npos;
+  for (size_t at = header.find(key); at != std::string::npos;
+       at = header.find(key, at + 1)) {
+    size_t i = skipSpace(at + key.size());
+    if (i >= header.size() || header[i] != ':')
+      continue;
+    i = skipSpace(i + 1);
+    if (i + kChecksumDigits + 2 > header.size() || header[i] != '"' ||
+        header[i + kChecksumDigits + 1] != '"')
+      continue;
+    if (found != std::string::npos)
+      return std::string::npos;
+    found = i + 1;
+  }
+  return found;
+}
+
+/// The FNV-1a 64 hash of a file made of \p lengthBytes, \p header (its
+/// checksum digits, at \p digits, read as '0') and the data of \p tensors
+/// in order.
+template <typename Range, typename GetData>
+static uint64_t hashFile(const unsigned char (&lengthBytes)[8],
+                         std::string header, size_t digits,
+                         const Range &tensors, GetData getData) {
+  header.replace(digits, kChecksumDigits, kChecksumDigits, '0');
+  uint64_t hash =
+      fnv1a64(std::string_view(reinterpret_cast<const char *>(lengthBytes), 8));
+  hash = fnv1a64(header, hash);
+  for (const auto &tensor : tensors) {
+    const std::vector<unsigned char> &data = getData(tensor);
+    hash = fnv1a64(std::string_view(reinterpret_cast<const char *>(data.data()),
+                                    data.size()),
+                   hash);
+  }
+  return hash;
+}
+
+/// Checks the checksum of a file read as \p lengthBytes, \p header and
+/// \p sorted (its tensors in the order of their data).
+static void verifyChecksum(const std::string &path,
+                           const unsigned char (&lengthBytes)[8],
+                           const std::string &header,
+                           const std::string &expected,
+                           const std::vector<Entry *> &sorted) {
+  if (!isChecksumText(expected))
+    fail(path, ": __metadata__ ", quote(kChecksumKey), " is ", quote(expected),
+         ", expected 16 lowercase hex digits");
+  size_t digits = findChecksumDigits(header);
+  if (digits == std::string::npos ||
+      header.compare(digits, kChecksumDigits, expected) != 0)
+    fail(path, ": __metadata__ ", quote(kChecksumKey),
+         " must appear once in the header as \"", kChecksumKey,
+         "\":\"<16 hex digits>\"; the header was rewritten after the "
+         "checksum was computed");
+  std::string actual = formatChecksum(
+      hashFile(lengthBytes, header, digits, sorted,
+               [](const Entry *e) -> const std::vector<unsigned char> & {
+                 return e->tensor.data;
+               }));
+  if (actual != expected)
+    fail(path, ": the file is corrupt: its FNV-1a 64 checksum is ", actual,
+         ", expected ", expected, " (__metadata__ ", quote(kChecksumKey), ")");
 }
 
 TensorFile mixrt::readSafetensors(const std::string &path) {
@@ -296,14 +397,19 @@ TensorFile mixrt::readSafetensors(const std::string &path) {
   for (Entry &entry : entries)
     pointers.push_back(&entry);
   uint64_t dataStart = 8 + headerSize;
-  checkLayout(path, pointers, fileSize - dataStart);
+  std::vector<Entry *> sorted =
+      checkLayout(path, pointers, fileSize - dataStart);
 
   for (Entry &entry : entries) {
     entry.tensor.data.resize(entry.end - entry.begin);
     file.readAt(dataStart + entry.begin, entry.tensor.data.data(),
                 entry.tensor.data.size());
-    result.add(std::move(entry.name), std::move(entry.tensor));
   }
+  for (const auto &[key, value] : result.metadata)
+    if (key == kChecksumKey)
+      verifyChecksum(path, lengthBytes, headerText, value, sorted);
+  for (Entry &entry : entries)
+    result.add(std::move(entry.name), std::move(entry.tensor));
   return result;
 }
 
@@ -311,14 +417,18 @@ TensorFile mixrt::readSafetensors(const std::string &path) {
 // Writing
 //===----------------------------------------------------------------------===//
 
-void mixrt::writeSafetensors(const std::string &path, const TensorFile &file) {
+void mixrt::writeSafetensors(const std::string &path, const TensorFile &file,
+                             bool addChecksum) {
   json::Value::Object header;
-  if (!file.metadata.empty()) {
-    json::Value::Object metadata;
-    for (const auto &[key, value] : file.metadata)
+  json::Value::Object metadata;
+  for (const auto &[key, value] : file.metadata)
+    if (key != kChecksumKey)
       metadata.push_back(json::Member{key, json::Value(value)});
+  if (addChecksum)
+    metadata.push_back(json::Member{
+        kChecksumKey, json::Value(std::string(kChecksumDigits, '0'))});
+  if (!metadata.empty())
     header.push_back(json::Member{kMetadataKey, json::Value(metadata)});
-  }
   uint64_t offset = 0;
   for (const NamedTensor &named : file.getTensors()) {
     const Tensor &tensor = named.tensor;
@@ -345,6 +455,19 @@ void mixrt::writeSafetensors(const std::string &path, const TensorFile &file) {
   uint64_t headerSize = headerText.size();
   for (int i = 0; i < 8; ++i)
     lengthBytes[i] = static_cast<unsigned char>(headerSize >> (8 * i));
+
+  if (addChecksum) {
+    size_t digits = findChecksumDigits(headerText);
+    if (digits == std::string::npos)
+      fail(path, ": cannot place the checksum in the header (a tensor or "
+                 "metadata entry imitates it)");
+    std::string checksum = formatChecksum(hashFile(
+        lengthBytes, headerText, digits, file.getTensors(),
+        [](const NamedTensor &t) -> const std::vector<unsigned char> & {
+          return t.tensor.data;
+        }));
+    headerText.replace(digits, kChecksumDigits, checksum);
+  }
 
   AtomicFileWriter writer(path);
   writer.write(lengthBytes, 8);

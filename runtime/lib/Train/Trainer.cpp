@@ -1,8 +1,12 @@
 //===- Trainer.cpp - The training loop of mix-run train -------------------===//
 //
 // Samples batches from the tokenized corpus, runs the compiled gradient and
-// AdamW entry points, evaluates, checkpoints (atomically, with the data
-// sampler's state and the optimizer's moments) and logs metrics.
+// AdamW entry points, evaluates, checkpoints (atomically, checksummed, with
+// the data sampler's state and the optimizer's moments) and logs metrics.
+// Faults: SIGINT and SIGTERM end the run after the current step with a
+// checkpoint; a run killed at any moment resumes from its last checkpoint
+// with its metrics cut back to it; a non-finite loss, gradient or state
+// stops the run without touching the last good checkpoint.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,14 +17,16 @@
 #include "mixrt/File.h"
 #include "mixrt/Init.h"
 #include "mixrt/Inputs.h"
+#include "mixrt/Json.h"
 
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <unistd.h>
@@ -89,6 +95,129 @@ struct State {
   uint64_t sampler = 0;
 };
 
+/// The checkpoint format: 2 carries a checksum (kChecksumKey) and must
+/// match it; 1, written before checksums, loads unverified with a warning.
+constexpr const char *kCheckpointFormat = "mixrt-checkpoint-2";
+constexpr const char *kUnverifiedCheckpointFormat = "mixrt-checkpoint-1";
+
+/// "nan", "inf" or "-inf" (whatever the sign of a NaN), else the number.
+std::string formatValue(double value) {
+  if (std::isnan(value))
+    return "nan";
+  return concat(value);
+}
+
+/// "'PREFIX.NAME' holds VALUE at element I" for the first NaN or infinity
+/// in \p tensors (one a parameter of \p manifest), or "" if there is none.
+std::string findNonFinite(const Manifest &manifest,
+                          const std::vector<std::vector<float>> &tensors,
+                          const char *prefix) {
+  for (size_t i = 0; i < tensors.size(); ++i)
+    for (size_t j = 0; j < tensors[i].size(); ++j)
+      if (!std::isfinite(tensors[i][j]))
+        return concat(quote(prefix + manifest.params[i].name), " holds ",
+                      formatValue(tensors[i][j]), " at element ", j);
+  return "";
+}
+
+/// "'PREFIX.NAME' (VALUE at element I)" for the element of \p tensors of
+/// the largest magnitude.
+std::string findLargest(const Manifest &manifest,
+                        const std::vector<std::vector<float>> &tensors,
+                        const char *prefix) {
+  size_t bestI = 0, bestJ = 0;
+  float best = -1;
+  for (size_t i = 0; i < tensors.size(); ++i)
+    for (size_t j = 0; j < tensors[i].size(); ++j)
+      if (std::fabs(tensors[i][j]) > best) {
+        best = std::fabs(tensors[i][j]);
+        bestI = i;
+        bestJ = j;
+      }
+  if (best < 0)
+    return "none";
+  return concat(quote(prefix + manifest.params[bestI].name), " (",
+                tensors[bestI][bestJ], " at element ", bestJ, ")");
+}
+
+//===----------------------------------------------------------------------===//
+// Stopping on SIGINT and SIGTERM
+//===----------------------------------------------------------------------===//
+
+/// The first stop signal received (0 if none) and how many arrived.
+std::atomic<int> stopSignal{0}, stopCount{0};
+/// Whether stderr is a terminal (a progress bar may need ending).
+bool stopOnTerminal = false;
+static_assert(std::atomic<int>::is_always_lock_free,
+              "the signal handler needs lock-free atomics");
+
+void writeToStderr(const char *text) {
+  (void)!::write(STDERR_FILENO, text, std::strlen(text));
+}
+
+/// Notes the signal for the loop to act on after the current step. The
+/// second signal only says so; the third ends the process at once, by the
+/// signal's default action (the last checkpoint is intact: checkpoints
+/// replace the file atomically).
+extern "C" void onStopSignal(int signo) {
+  int expected = 0;
+  stopSignal.compare_exchange_strong(expected, signo);
+  int count = ++stopCount;
+  if (count == 2) {
+    if (stopOnTerminal)
+      writeToStderr("\n");
+    writeToStderr("mix-run: still stopping: finishing the step and "
+                  "writing the checkpoint; interrupt once more to quit at "
+                  "once, keeping the previous checkpoint\n");
+  } else if (count >= 3) {
+    ::signal(signo, SIG_DFL);
+    ::raise(signo);
+  }
+}
+
+/// Routes SIGINT and SIGTERM to onStopSignal while the training loop runs.
+class StopSignals {
+public:
+  StopSignals() {
+    stopSignal = 0;
+    stopCount = 0;
+    stopOnTerminal = ::isatty(STDERR_FILENO);
+    struct sigaction action = {};
+    action.sa_handler = onStopSignal;
+    sigemptyset(&action.sa_mask);
+    // Restart interrupted system calls: the loop's file I/O goes on.
+    action.sa_flags = SA_RESTART;
+    ::sigaction(SIGINT, &action, &previousInt);
+    ::sigaction(SIGTERM, &action, &previousTerm);
+  }
+  ~StopSignals() {
+    ::sigaction(SIGINT, &previousInt, nullptr);
+    ::sigaction(SIGTERM, &previousTerm, nullptr);
+  }
+  StopSignals(const StopSignals &) = delete;
+  StopSignals &operator=(const StopSignals &) = delete;
+
+  /// The signal that asked the run to stop, or 0.
+  static int get() { return stopSignal.load(); }
+
+private:
+  struct sigaction previousInt = {}, previousTerm = {};
+};
+
+const char *getSignalName(int signo) {
+  switch (signo) {
+  case SIGINT:
+    return "SIGINT";
+  case SIGTERM:
+    return "SIGTERM";
+  }
+  return "a signal";
+}
+
+//===----------------------------------------------------------------------===//
+// Checkpoints and metrics
+//===----------------------------------------------------------------------===//
+
 void saveCheckpoint(const std::string &path, const Manifest &manifest,
                     const State &state) {
   TensorFile file;
@@ -99,16 +228,18 @@ void saveCheckpoint(const std::string &path, const Manifest &manifest,
     file.add("adam_m." + p.name, Tensor::create<float>(p.shape, state.m[i]));
     file.add("adam_v." + p.name, Tensor::create<float>(p.shape, state.v[i]));
   }
-  file.metadata = {{"format", "mixrt-checkpoint-1"},
+  file.metadata = {{"format", kCheckpointFormat},
                    {"step", std::to_string(state.step)},
                    {"sampler", std::to_string(state.sampler)}};
-  writeSafetensors(path, file);
+  writeSafetensors(path, file, /*addChecksum=*/true);
 }
 
 State loadCheckpoint(const std::string &path, const Manifest &manifest) {
+  // readSafetensors verifies the checksum of a file that has one.
   TensorFile file = readSafetensors(path);
   State state;
   std::string format, step, sampler;
+  bool checksummed = false;
   for (auto &[k, val] : file.metadata) {
     if (k == "format")
       format = val;
@@ -116,10 +247,23 @@ State loadCheckpoint(const std::string &path, const Manifest &manifest) {
       step = val;
     if (k == "sampler")
       sampler = val;
+    if (k == kChecksumKey)
+      checksummed = true;
   }
-  if (format != "mixrt-checkpoint-1" || step.empty() || sampler.empty())
+  if ((format != kCheckpointFormat && format != kUnverifiedCheckpointFormat) ||
+      step.empty() || sampler.empty())
     fail(path, ": not a mix-run checkpoint (missing format, step or sampler "
                "metadata)");
+  if (format == kCheckpointFormat && !checksummed)
+    fail(path, ": checkpoint format ", kCheckpointFormat, " without a ",
+         quote(kChecksumKey),
+         " in its __metadata__ (expected the checksum every such checkpoint "
+         "carries)");
+  if (!checksummed)
+    std::cerr << "mix-run: warning: " << path << " has no checksum (format "
+              << format
+              << ", written before checkpoints carried one); loading it "
+                 "unverified\n";
   state.step = parseInteger(step, path + ": metadata 'step'");
   if (state.step < 0)
     fail(path, ": metadata 'step' is ", state.step,
@@ -148,6 +292,46 @@ State loadCheckpoint(const std::string &path, const Manifest &manifest) {
     }
   return state;
 }
+
+/// What a resumed run keeps of its metrics file.
+struct MetricsPrefix {
+  /// The bytes kept: whole lines, each a JSON object whose "step" is at
+  /// most the checkpoint's, up to the first line that is not.
+  uint64_t bytes = 0;
+  /// The step of the last line kept (0 if none).
+  int64_t lastStep = 0;
+  std::vector<std::pair<int64_t, double>> trainCurve, valCurve;
+};
+
+/// The lines of \p text up to step \p step. A run killed between writing
+/// a step's line and checkpointing it, or while writing a line, leaves
+/// lines past its checkpoint, the last perhaps partial: those go.
+MetricsPrefix readMetricsPrefix(const std::string &text, int64_t step) {
+  MetricsPrefix prefix;
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string::npos)
+      break;
+    json::Value line;
+    try {
+      line = json::parse(std::string_view(text).substr(begin, end - begin));
+    } catch (const json::ParseError &) {
+      break;
+    }
+    const json::Value *lineStep = line.isObject() ? line.find("step") : nullptr;
+    if (!lineStep || !lineStep->isInteger() || lineStep->getInteger() > step)
+      break;
+    prefix.lastStep = lineStep->getInteger();
+    if (const json::Value *loss = line.find("loss"); loss && loss->isNumber())
+      prefix.trainCurve.emplace_back(prefix.lastStep, loss->getNumber());
+    if (const json::Value *val = line.find("val_ce"); val && val->isNumber())
+      prefix.valCurve.emplace_back(prefix.lastStep, val->getNumber());
+    begin = end + 1;
+    prefix.bytes = begin;
+  }
+  return prefix;
+}
 } // namespace
 
 double mixrt::evaluate(const CompiledModel &model, const Manifest &manifest,
@@ -168,7 +352,7 @@ double mixrt::evaluate(const CompiledModel &model, const Manifest &manifest,
   return total / double(batches);
 }
 
-void mixrt::train(const TrainOptions &o) {
+int mixrt::train(const TrainOptions &o) {
   if (o.steps < 1)
     fail("--steps must be at least 1, got ", o.steps);
   if (!(o.lr > 0) || !std::isfinite(o.lr))
@@ -196,17 +380,30 @@ void mixrt::train(const TrainOptions &o) {
          ec ? ec.message() : "a file of that name exists");
   std::string ckptPath = o.outDir + "/checkpoint.safetensors";
   std::string metricsPath = o.outDir + "/metrics.jsonl";
+  // One run a directory: two would interleave their metrics and overwrite
+  // each other's checkpoints. The lock also makes it safe to remove the
+  // temporary files of a run killed while writing a checkpoint.
+  FileLock lock(o.outDir + "/.mix-run.lock");
+  if (!lock.tryLock())
+    fail(o.outDir, ": another mix-run (pid ", lock.getHolder(),
+         ") is training in this directory (expected one run a directory at "
+         "a time)");
+  removeTemporaryFiles(ckptPath);
+  removeTemporaryFiles(o.outDir + "/loss.png");
 
   State state;
+  bool resumed = false;
   if (o.resume && std::filesystem::exists(ckptPath)) {
     state = loadCheckpoint(ckptPath, manifest);
     if (state.step > o.steps)
       fail(ckptPath, ": the checkpoint is at step ", state.step,
            ", past --steps ", o.steps, " (expected --steps >= ", state.step,
            ")");
-    std::cerr << "mix-run: resuming from " << ckptPath << " at step "
-              << state.step << "\n";
+    resumed = true;
   } else {
+    if (o.resume)
+      std::cerr << "mix-run: no checkpoint in " << o.outDir
+                << "; starting from step 0\n";
     TensorFile init = initParams(manifest);
     for (const NamedTensor &t : init.getTensors()) {
       const float *d = t.tensor.getData<float>();
@@ -215,12 +412,30 @@ void mixrt::train(const TrainOptions &o) {
       state.v.emplace_back(t.tensor.getNumElements(), 0.0f);
     }
     state.sampler = o.dataSeed;
-    // A fresh run starts a fresh metrics file.
-    std::ofstream(metricsPath, std::ios::trunc);
   }
-  std::ofstream metrics(metricsPath, std::ios::app);
-  if (!metrics)
-    fail(metricsPath, ": cannot open for writing: ", std::strerror(errno));
+  // A fresh run starts a fresh metrics file; a resumed one keeps the lines
+  // up to its checkpoint's step and drops any written after it.
+  AppendFile metrics(metricsPath, /*truncate=*/!resumed);
+  std::vector<std::pair<int64_t, double>> trainCurve, valCurve;
+  if (resumed) {
+    std::cerr << "mix-run: resuming from " << ckptPath << " at step "
+              << state.step << "\n";
+    std::string text = readFile(metricsPath);
+    MetricsPrefix prefix = readMetricsPrefix(text, state.step);
+    if (prefix.bytes < text.size()) {
+      metrics.truncate(prefix.bytes);
+      std::cerr << "mix-run: cut " << metricsPath << " back to step "
+                << prefix.lastStep << " (dropped " << text.size() - prefix.bytes
+                << " bytes written after the checkpoint)\n";
+    }
+    if (prefix.lastStep < state.step)
+      std::cerr << "mix-run: warning: " << metricsPath << " ends at step "
+                << prefix.lastStep << ", before the checkpoint's step "
+                << state.step << "; the metrics of the steps between are "
+                << "lost\n";
+    trainCurve = std::move(prefix.trainCurve);
+    valCurve = std::move(prefix.valCurve);
+  }
 
   size_t n = manifest.params.size();
   std::vector<std::vector<float>> grads(n), newParams(n), newM(n), newV(n);
@@ -243,15 +458,61 @@ void mixrt::train(const TrainOptions &o) {
     return out;
   };
 
+  // The last checkpoint this run can stand on, and what a run stopped by a
+  // fault says about it.
+  int64_t savedStep = resumed ? state.step : -1;
+  auto keptCheckpoint = [&]() -> std::string {
+    if (savedStep < 0)
+      return "; stopped before writing any checkpoint";
+    return concat("; stopped without writing a checkpoint: the last good "
+                  "one is ",
+                  ckptPath, " (step ", savedStep, ")");
+  };
+  // A non-finite loss or gradient norm: names the first parameter that is
+  // already bad, or else the first bad gradient, or else the largest
+  // gradient (the sum of squares overflowed float32).
+  auto failNonFinite = [&](int64_t step, const char *what, float value) {
+    std::string culprit = findNonFinite(manifest, state.params, "param.");
+    if (culprit.empty()) {
+      culprit = findNonFinite(manifest, grads, "grad.");
+      culprit = culprit.empty()
+                    ? "every parameter and gradient is finite, the largest "
+                      "gradient being " +
+                          findLargest(manifest, grads, "grad.")
+                    : "first non-finite gradient: " + culprit;
+    }
+    fail("step ", step, ": ", what, " is not finite (", formatValue(value),
+         "); ", culprit, keptCheckpoint());
+  };
+  // Checkpoints hold finite values only: a state that went bad in the
+  // update stops the run and leaves the previous checkpoint in place.
+  auto save = [&] {
+    for (auto [group, prefix] :
+         {std::pair<const std::vector<std::vector<float>> *, const char *>{
+              &state.params, "param."},
+          {&state.m, "adam_m."},
+          {&state.v, "adam_v."}}) {
+      std::string bad = findNonFinite(manifest, *group, prefix);
+      if (!bad.empty())
+        fail("step ", state.step, ": ", bad, " after the update",
+             keptCheckpoint());
+    }
+    // The metrics of the steps the checkpoint covers reach the disk first.
+    metrics.sync();
+    saveCheckpoint(ckptPath, manifest, state);
+    savedStep = state.step;
+  };
+
   bool tty = ::isatty(STDERR_FILENO);
   int64_t tokensPerStep = manifest.batch * manifest.seq;
   uint64_t span = trainData.size() - uint64_t(manifest.seq) - 1;
   std::vector<int32_t> tokens, targets;
-  std::vector<std::pair<int64_t, double>> trainCurve, valCurve;
   auto start = std::chrono::steady_clock::now();
   int64_t firstStep = state.step;
-  double lastVal = NAN;
+  double lastVal = valCurve.empty() ? NAN : valCurve.back().second;
   const double beta1 = 0.9, beta2 = 0.95;
+  // From here on SIGINT and SIGTERM end the run after the current step.
+  StopSignals signals;
 
   while (state.step < o.steps) {
     int64_t step = state.step + 1;
@@ -265,8 +526,7 @@ void mixrt::train(const TrainOptions &o) {
     LossValues loss = model.grad(constPtrs(state.params), tokens.data(),
                                  targets.data(), ptrs(grads));
     if (!std::isfinite(loss.loss))
-      fail("step ", step, ": the loss is not finite (", loss.loss,
-           "); the last good checkpoint is ", ckptPath);
+      failNonFinite(step, "the loss", loss.loss);
     double lr = learningRate(step, o.steps, warmup, o.lr);
     float hyper[3] = {float(lr), float(1 - std::pow(beta1, double(step))),
                       float(1 - std::pow(beta2, double(step)))};
@@ -282,10 +542,7 @@ void mixrt::train(const TrainOptions &o) {
     args.push_back(&gradNorm);
     model.adamw(args.data());
     if (!std::isfinite(gradNorm))
-      fail("step ", step,
-           ": the gradient norm is not finite; the last good "
-           "checkpoint is ",
-           ckptPath);
+      failNonFinite(step, "the gradient norm", gradNorm);
     std::swap(state.params, newParams);
     std::swap(state.m, newM);
     std::swap(state.v, newV);
@@ -295,7 +552,7 @@ void mixrt::train(const TrainOptions &o) {
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
             .count();
-    double tps = double(tokensPerStep) / seconds;
+    double tps = seconds > 0 ? double(tokensPerStep) / seconds : 0;
     trainCurve.emplace_back(step, loss.loss);
     std::ostringstream line;
     // Nine significant digits: a float's value, exactly.
@@ -307,16 +564,20 @@ void mixrt::train(const TrainOptions &o) {
     if (step % evalEvery == 0 || step == o.steps) {
       lastVal = evaluate(model, manifest, constPtrs(state.params), valData,
                          o.evalBatches);
+      if (!std::isfinite(lastVal))
+        fail("step ", step, ": the validation cross-entropy is not finite (",
+             formatValue(lastVal), ")", keptCheckpoint());
       valCurve.emplace_back(step, lastVal);
       line << ", \"val_ce\": " << lastVal
            << ", \"val_ppl\": " << std::exp(lastVal);
     }
-    line << "}";
-    metrics << line.str() << "\n";
-    metrics.flush();
+    line << "}\n";
+    // One write a line: a run killed now leaves whole lines, or one partial
+    // last line that --resume drops.
+    metrics.append(line.str());
     bool stopping = step == o.stopAfter;
     if (step % ckptEvery == 0 || step == o.steps || stopping)
-      saveCheckpoint(ckptPath, manifest, state);
+      save();
 
     double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -338,8 +599,19 @@ void mixrt::train(const TrainOptions &o) {
     }
     if (stopping) {
       std::cerr << (tty ? "\n" : "") << "mix-run: stopped after step " << step
+                << " as --stop-after asks; checkpoint in " << ckptPath
                 << "; resume with --resume\n";
-      return;
+      return 0;
+    }
+    if (int signo = StopSignals::get()) {
+      if (savedStep != step)
+        save();
+      std::cerr << (tty ? "\n" : "") << "mix-run: interrupted by "
+                << getSignalName(signo) << ": stopped after step " << step
+                << " with a checkpoint in " << ckptPath
+                << "; to continue, run the same command with --resume\n";
+      // The shells' status for a process ended by the signal.
+      return 128 + signo;
     }
   }
   if (tty)
@@ -350,4 +622,5 @@ void mixrt::train(const TrainOptions &o) {
               << " nats/token, perplexity " << std::exp(valCurve.back().second)
               << "; plot in " << o.outDir << "/loss.png\n";
   }
+  return 0;
 }

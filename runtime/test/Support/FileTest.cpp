@@ -158,4 +158,77 @@ TEST(AtomicFileWriterTest, UseAfterCommitIsAnError) {
   EXPECT_TRUE(failsWith([&] { writer.commit(); }, {"after the file was"}));
 }
 
+TEST(AtomicFileWriterTest, TemporaryFilesOfKilledWritersAreRemoved) {
+  TempDir dir;
+  writeBytes(dir.file("out"), "good");
+  // What writers killed before commit() leave behind, beside files that
+  // only look alike.
+  writeBytes(dir.file(".out.tmp.123.0"), "partial");
+  writeBytes(dir.file(".out.tmp.456.7"), "partial");
+  writeBytes(dir.file(".other.tmp.123.0"), "keep");
+  writeBytes(dir.file("out.tmp.1.0"), "keep");
+  {
+    // An uncommitted writer of this process leaves nothing either.
+    AtomicFileWriter writer(dir.file("out"));
+    writer.write("new");
+  }
+  EXPECT_EQ(removeTemporaryFiles(dir.file("out")), 2);
+  EXPECT_EQ(dir.list(), (std::vector<std::string>{".other.tmp.123.0", "out",
+                                                  "out.tmp.1.0"}));
+  EXPECT_EQ(readBytes(dir.file("out")), "good");
+  EXPECT_EQ(removeTemporaryFiles(dir.file("missing/out")), 0);
+}
+
+TEST(AppendFileTest, AppendsTruncatesAndSyncs) {
+  TempDir dir;
+  writeBytes(dir.file("log"), "old\n");
+  {
+    AppendFile log(dir.file("log"), /*truncate=*/false);
+    log.append("a\n");
+    log.append("bb\n");
+    log.sync();
+  }
+  EXPECT_EQ(readBytes(dir.file("log")), "old\na\nbb\n");
+  {
+    AppendFile log(dir.file("log"), /*truncate=*/false);
+    log.truncate(6);
+    // Appends go to the new end.
+    log.append("c\n");
+  }
+  EXPECT_EQ(readBytes(dir.file("log")), "old\na\nc\n");
+  {
+    AppendFile log(dir.file("log"), /*truncate=*/true);
+    log.append("fresh\n");
+  }
+  EXPECT_EQ(readBytes(dir.file("log")), "fresh\n");
+}
+
+TEST(AppendFileTest, OpenErrorsNameThePath) {
+  TempDir dir;
+  EXPECT_TRUE(failsWith(
+      [&] { AppendFile log(dir.path.string(), false); },
+      {dir.path.string(), ": cannot open for writing: ", "Is a directory"}));
+  EXPECT_TRUE(failsWith([&] { AppendFile log(dir.file("no/log"), true); },
+                        {dir.file("no/log"), "cannot open for writing"}));
+}
+
+TEST(FileLockTest, OneHolderAtATime) {
+  TempDir dir;
+  std::string path = dir.file("lock");
+  {
+    FileLock first(path);
+    ASSERT_TRUE(first.tryLock());
+    // flock locks belong to open files: a second one is refused even in
+    // the same process, and says who holds the lock.
+    FileLock second(path);
+    EXPECT_FALSE(second.tryLock());
+    EXPECT_EQ(second.getHolder(), std::to_string(::getpid()));
+  }
+  // Released with its holder.
+  FileLock third(path);
+  EXPECT_TRUE(third.tryLock());
+  writeBytes(path, "garbage");
+  EXPECT_EQ(third.getHolder(), "unknown");
+}
+
 } // namespace

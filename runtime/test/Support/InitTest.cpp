@@ -95,6 +95,9 @@ TEST(InitTest, Fnv1aMatchesThePublishedVectors) {
   EXPECT_EQ(fnv1a64("a"), UINT64_C(0xaf63dc4c8601ec8c));
   EXPECT_EQ(fnv1a64("foobar"), UINT64_C(0x85944171f73967e8));
   EXPECT_EQ(fnv1a64("h.0.mlp.kernels"), referenceFnv1a("h.0.mlp.kernels"));
+  // Piecewise: each piece continues from the hash so far.
+  EXPECT_EQ(fnv1a64("bar", fnv1a64("foo")), fnv1a64("foobar"));
+  EXPECT_EQ(fnv1a64("", kFnv1a64Basis), fnv1a64(""));
 }
 
 TEST(InitTest, UniformsAreNeverZero) {

@@ -11,6 +11,9 @@
 
 #include "TestUtil.h"
 
+#include <cstdio>
+#include <cstring>
+
 using namespace mixrt;
 using mixrt::test::failsWith;
 using mixrt::test::le64;
@@ -314,6 +317,145 @@ TEST_F(SafetensorsTest, FailedWriteKeepsThePreviousFile) {
   EXPECT_THROW(writeSafetensors(path, broken), Error);
   EXPECT_EQ(readBytes(path), before);
   EXPECT_EQ(dir.list(), std::vector<std::string>{"p.safetensors"});
+}
+
+//===----------------------------------------------------------------------===//
+// Checksums
+//===----------------------------------------------------------------------===//
+
+/// FNV-1a 64, written out again for the tests.
+uint64_t referenceFnv1a(const std::string &bytes) {
+  uint64_t h = UINT64_C(14695981039346656037);
+  for (unsigned char c : bytes)
+    h = (h ^ c) * UINT64_C(1099511628211);
+  return h;
+}
+
+/// The checksum of \p bytes by the rule of Safetensors.h, found by hand:
+/// the 16 characters after \p before (the key, a colon and a quote) set
+/// to '0'; "" if \p before is missing.
+std::string referenceChecksum(std::string bytes,
+                              const std::string &before = std::string("\"") +
+                                                          kChecksumKey +
+                                                          "\":\"") {
+  size_t at = bytes.find(before);
+  if (at == std::string::npos)
+    return "";
+  bytes.replace(at + before.size(), 16, 16, '0');
+  char digits[17];
+  std::snprintf(digits, sizeof digits, "%016llx",
+                static_cast<unsigned long long>(referenceFnv1a(bytes)));
+  return digits;
+}
+
+TensorFile checksummedSample() {
+  TensorFile tensors;
+  tensors.metadata.push_back({"step", "7"});
+  tensors.add("w", Tensor::create<float>({2, 3}, {1, 2, 3, 4, 5, 6}));
+  tensors.add("ids", Tensor::create<int32_t>({3}, {7, 8, 9}));
+  return tensors;
+}
+
+TEST_F(SafetensorsTest, WritesAndChecksAChecksum) {
+  std::string path = dir.file("c.safetensors");
+  writeSafetensors(path, checksummedSample(), /*addChecksum=*/true);
+  std::string bytes = readBytes(path);
+  size_t at = bytes.find(std::string("\"") + kChecksumKey + "\":\"");
+  ASSERT_NE(at, std::string::npos) << bytes;
+  std::string stored = bytes.substr(at + std::strlen(kChecksumKey) + 4, 16);
+  EXPECT_EQ(stored, referenceChecksum(bytes));
+  // Last in the metadata, after what the caller gave.
+  EXPECT_NE(bytes.find("{\"__metadata__\":{\"step\":\"7\",\"" +
+                       std::string(kChecksumKey)),
+            std::string::npos)
+      << bytes;
+
+  TensorFile read = readSafetensors(path);
+  ASSERT_EQ(read.metadata.size(), 2u);
+  EXPECT_EQ(read.metadata[1],
+            (std::pair<std::string, std::string>(kChecksumKey, stored)));
+  EXPECT_EQ(read.find("ids")->getData<int32_t>()[2], 9);
+
+  // Written back, a stale checksum is never copied: dropped without
+  // addChecksum, recomputed (to the same value here) with it.
+  std::string plain = dir.file("plain.safetensors");
+  writeSafetensors(plain, read);
+  EXPECT_EQ(readBytes(plain).find(kChecksumKey), std::string::npos);
+  std::string again = dir.file("again.safetensors");
+  writeSafetensors(again, read, /*addChecksum=*/true);
+  EXPECT_EQ(readBytes(again), bytes);
+}
+
+TEST_F(SafetensorsTest, EveryFlippedBitIsRefused) {
+  std::string path = dir.file("c.safetensors");
+  writeSafetensors(path, checksummedSample(), /*addChecksum=*/true);
+  std::string bytes = readBytes(path);
+  size_t keyBegin = bytes.find(kChecksumKey);
+  size_t keyEnd = keyBegin + std::strlen(kChecksumKey);
+  for (size_t i = 0; i < bytes.size(); ++i)
+    for (int bit : {0, 5}) {
+      std::string flipped = bytes;
+      flipped[i] = static_cast<char>(flipped[i] ^ (1 << bit));
+      std::string copy = file(flipped);
+      if (i < keyBegin || i >= keyEnd) {
+        EXPECT_THROW(readSafetensors(copy), Error)
+            << "byte " << i << " bit " << bit;
+        continue;
+      }
+      // A flip in the key's name leaves a file without a checksum, which
+      // whoever needs one refuses (checkpoints do, by their format).
+      try {
+        TensorFile read = readSafetensors(copy);
+        for (const auto &entry : read.metadata)
+          EXPECT_NE(entry.first, kChecksumKey);
+      } catch (const Error &) {
+      }
+    }
+  // A data byte: the checksum names the file and the expected value.
+  std::string flipped = bytes;
+  flipped.back() ^= 1;
+  EXPECT_TRUE(rejects(flipped, {"the file is corrupt: its FNV-1a 64 checksum "
+                                "is ",
+                                ", expected " + referenceChecksum(bytes),
+                                "(__metadata__ 'checksum_fnv1a64')"}));
+}
+
+TEST_F(SafetensorsTest, ReadsChecksumsOtherWritersPlace) {
+  // JSON whitespace around the colon, as Python's json.dumps writes it.
+  std::string header = std::string(R"({"__metadata__": {")") + kChecksumKey +
+                       R"(": "0000000000000000"}, )" +
+                       R"("a": {"dtype": "F32", "shape": [1], )" +
+                       R"("data_offsets": [0, 4]}})";
+  header.append((8 - header.size() % 8) % 8, ' ');
+  std::string bytes = assemble(header, raw<float>({3.0f}));
+  std::string before = std::string("\"") + kChecksumKey + "\": \"";
+  std::string sum = referenceChecksum(bytes, before);
+  ASSERT_EQ(sum.size(), 16u);
+  bytes.replace(bytes.find(before) + before.size(), 16, sum);
+  EXPECT_EQ(readSafetensors(file(bytes)).find("a")->getData<float>()[0], 3.0f);
+}
+
+TEST_F(SafetensorsTest, RejectsChecksumsThatCannotBeChecked) {
+  std::string data = raw<float>({1.0f});
+  std::string entry = R"("a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]})";
+  auto withMetadata = [&](const std::string &metadata) {
+    return assemble("{\"__metadata__\":{" + metadata + "}," + entry + "}",
+                    data);
+  };
+  std::string key = std::string("\"") + kChecksumKey + "\":";
+  EXPECT_TRUE(rejects(withMetadata(key + "\"0123456789ABCDEF\""),
+                      {"__metadata__ 'checksum_fnv1a64' is "
+                       "'0123456789ABCDEF', expected 16 lowercase hex "
+                       "digits"}));
+  EXPECT_TRUE(rejects(withMetadata(key + "\"12\""), {"expected 16"}));
+  // Duplicate keys (legal JSON) or an escaped spelling: not where a reader
+  // can find it.
+  EXPECT_TRUE(rejects(withMetadata(key + "\"0000000000000000\"," + key +
+                                   "\"0000000000000000\""),
+                      {"must appear once in the header"}));
+  EXPECT_TRUE(
+      rejects(withMetadata("\"checksum\\u005ffnv1a64\":\"0000000000000000\""),
+              {"must appear once in the header"}));
 }
 
 TEST(TensorTest, TypedAccessChecksTheDtype) {

@@ -60,7 +60,9 @@ static CommandSpec trainSpec() {
       "(SPEC section 7):\nwarm-up and cosine learning rate, gradient "
       "clipping, AdamW, checkpoints in\nRUN_DIR/checkpoint.safetensors, "
       "one JSON object a step in RUN_DIR/metrics.jsonl,\nand the loss "
-      "curves in RUN_DIR/loss.png.",
+      "curves in RUN_DIR/loss.png. SIGINT or SIGTERM stops the run\nafter "
+      "the current step with a checkpoint (exit status 130 or 143);\n"
+      "--resume continues it.",
       {packageArgument()},
       {{"data", "DIR", "directory with train.txt and val.txt", true},
        {"steps", "N", "number of optimizer steps", true},
@@ -119,8 +121,7 @@ static int runTrain(const ParsedArgs &args) {
   o.resume = args.getOptional("resume").has_value();
   if (args.getOptional("stop-after"))
     o.stopAfter = args.getInteger("stop-after", 1, int64_t(1) << 40);
-  train(o);
-  return 0;
+  return train(o);
 }
 
 /// Parameters from a parameter file (<name>) or a checkpoint (param.<name>).

@@ -12,8 +12,18 @@
   safetensors.py edit IN OUT OP...  copy IN with edits: drop:NAME, add:SPEC,
                                     f64:NAME (retype as F64), reshape:NAME=2x8,
                                     nan:NAME and inf:NAME (element 0),
-                                    meta:KEY=VALUE (a metadata string)
+                                    big:NAME=X (element 0 set to X),
+                                    meta:KEY=VALUE (a metadata string),
+                                    unmeta:KEY (a metadata string removed);
+                                    a checksum_fnv1a64 in the metadata is
+                                    recomputed, as a tool that knows the
+                                    format would, unless an edit sets it or
+                                    the op nosum keeps it as it was
   safetensors.py truncate IN OUT N  copy IN without its last N bytes
+  safetensors.py flip IN OUT N      copy IN with the byte N bytes before its
+                                    end (N > 0) or at offset -N xor 1
+  safetensors.py checksum FILE      check FILE's checksum_fnv1a64: "checksum
+                                    ok", "no checksum", or the mismatch
   safetensors.py raw OUT HEADER [N [LENGTH]]
                                     write HEADER as the header (\\xNN escapes
                                     are bytes), then N zero bytes of data; the
@@ -27,6 +37,33 @@ import struct
 import sys
 
 FORMATS = {"F32": "f", "F64": "d", "I32": "i", "I64": "q"}
+CHECKSUM_KEY = "checksum_fnv1a64"
+
+
+def fnv1a64(data):
+    h = 0xcbf29ce484222325
+    for byte in data:
+        h = ((h ^ byte) * 0x100000001b3) & 0xffffffffffffffff
+    return h
+
+
+def checksum_digits(data):
+    """The span of the checksum's 16 digits in the file's bytes, or None:
+    the one place where the key, quoted, is followed by a colon and a
+    quoted 16-character string (mix-run's runtime/lib/Support/Safetensors.cpp
+    has the rule)."""
+    (n,) = struct.unpack("<Q", data[:8])
+    pattern = rb'"' + CHECKSUM_KEY.encode() + rb'"[ \t\n\r]*:[ \t\n\r]*"(.{16})"'
+    found = [m.span(1) for m in re.finditer(pattern, data[8:8 + n], re.S)]
+    if len(found) != 1:
+        return None
+    return found[0][0] + 8, found[0][1] + 8
+
+
+def compute_checksum(data, span):
+    """FNV-1a 64 of the file with the checksum's digits read as '0'."""
+    begin, end = span
+    return "%016x" % fnv1a64(data[:begin] + b"0" * 16 + data[end:])
 
 
 def read(path):
@@ -47,7 +84,8 @@ def read(path):
     return tensors, meta
 
 
-def write(path, tensors, meta=None):
+def write(path, tensors, meta=None, stamp=False):
+    """With stamp, fills in the metadata's checksum_fnv1a64."""
     header, blobs, offset = {}, [], 0
     if meta:
         header["__metadata__"] = meta
@@ -59,8 +97,17 @@ def write(path, tensors, meta=None):
         offset += len(blob)
     text = json.dumps(header).encode()
     text += b" " * (-len(text) % 8)
+    data = struct.pack("<Q", len(text)) + text + b"".join(blobs)
+    if stamp:
+        meta[CHECKSUM_KEY] = "0" * 16
+        header["__metadata__"] = meta
+        text = json.dumps(header).encode()
+        text += b" " * (-len(text) % 8)
+        data = struct.pack("<Q", len(text)) + text + b"".join(blobs)
+        span = checksum_digits(data)
+        data = data[:span[0]] + compute_checksum(data, span).encode() + data[span[1]:]
     with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+        f.write(data)
 
 
 def parse_shape(text):
@@ -85,7 +132,11 @@ def main(argv):
         write(argv[2], dict(parse_spec(s) for s in argv[3:]))
     elif command == "edit":
         tensors, meta = read(argv[2])
+        stamp = CHECKSUM_KEY in (meta or {})
         for op in argv[4:]:
+            if op == "nosum":
+                stamp = False
+                continue
             kind, arg = op.split(":", 1)
             if kind == "drop":
                 del tensors[arg]
@@ -102,17 +153,49 @@ def main(argv):
             elif kind in ("nan", "inf"):
                 dtype, shape, values = tensors[arg]
                 tensors[arg] = (dtype, shape, [float(kind)] + values[1:])
+            elif kind == "big":
+                name, value = arg.split("=")
+                dtype, shape, values = tensors[name]
+                tensors[name] = (dtype, shape, [float(value)] + values[1:])
             elif kind == "meta":
                 key, value = arg.split("=", 1)
                 meta = dict(meta or {}, **{key: value})
+                if key == CHECKSUM_KEY:
+                    stamp = False
+            elif kind == "unmeta":
+                meta = {k: v for k, v in (meta or {}).items() if k != arg}
+                if arg == CHECKSUM_KEY:
+                    stamp = False
             else:
                 sys.exit("unknown edit " + op)
-        write(argv[3], tensors, meta)
+        write(argv[3], tensors, meta, stamp)
     elif command == "truncate":
         with open(argv[2], "rb") as f:
             data = f.read()
         with open(argv[3], "wb") as f:
             f.write(data[:len(data) - int(argv[4])])
+    elif command == "flip":
+        with open(argv[2], "rb") as f:
+            data = bytearray(f.read())
+        n = int(argv[4])
+        data[len(data) - n if n > 0 else -n] ^= 1
+        with open(argv[3], "wb") as f:
+            f.write(bytes(data))
+    elif command == "checksum":
+        with open(argv[2], "rb") as f:
+            data = f.read()
+        _, meta = read(argv[2])
+        if CHECKSUM_KEY not in (meta or {}):
+            print("no checksum")
+            return
+        span = checksum_digits(data)
+        if span is None:
+            sys.exit("the checksum is not written as mix-run writes it")
+        stored, computed = meta[CHECKSUM_KEY], compute_checksum(data, span)
+        if stored == computed:
+            print("checksum ok")
+        else:
+            print("checksum mismatch: stored %s, computed %s" % (stored, computed))
     elif command == "raw":
         header = re.sub(rb"\\x([0-9a-fA-F]{2})",
                         lambda m: bytes([int(m.group(1), 16)]),
