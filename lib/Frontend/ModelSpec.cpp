@@ -170,6 +170,38 @@ private:
     return obj;
   }
 
+  /// llvm::json::parse recurses once a nesting level, without a limit; a
+  /// spec nests two levels, so deeper text is refused before it can
+  /// exhaust the stack. Brackets inside strings do not count.
+  llvm::Error checkNesting() const {
+    constexpr unsigned kMaxNesting = 64;
+    unsigned depth = 0;
+    bool inString = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+      char c = text[i];
+      if (inString) {
+        if (c == '\\')
+          ++i;
+        else if (c == '"')
+          inString = false;
+      } else if (c == '"') {
+        inString = true;
+      } else if (c == '{' || c == '[') {
+        if (++depth > kMaxNesting)
+          return llvm::createStringError(
+              llvm::inconvertibleErrorCode(),
+              llvm::formatv("{0}:{1}: invalid JSON: nesting deeper than {2} "
+                            "levels",
+                            file, 1 + text.take_front(i).count('\n'),
+                            kMaxNesting)
+                  .str());
+      } else if ((c == '}' || c == ']') && depth > 0) {
+        --depth;
+      }
+    }
+    return llvm::Error::success();
+  }
+
   /// llvm::json::parse keeps the last of repeated keys; a spec must not
   /// repeat one. Scans the (valid) JSON text for a key given twice in one
   /// object.
@@ -220,6 +252,8 @@ private:
 } // namespace
 
 llvm::Expected<ModelSpec> SpecParser::parse() {
+  if (llvm::Error e = checkNesting())
+    return std::move(e);
   llvm::Expected<Value> parsed = llvm::json::parse(text);
   if (!parsed)
     return llvm::createStringError(
@@ -383,10 +417,25 @@ llvm::Expected<ModelSpec> SpecParser::parse() {
   }
 
   // Refuse models whose parameters could not be held in memory, before
-  // anyone allocates them.
-  double bytes = 0;
-  for (const ParamInfo &p : paramTable(spec))
-    bytes += 4.0 * static_cast<double>(p.numElements());
+  // anyone allocates them. Sizes are multiplied in double, which cannot
+  // overflow; and as every layer has the same parameters, the tables of one
+  // and two layers give the total without a table of n_layer layers.
+  auto tableBytes = [](const ModelSpec &s) {
+    double bytes = 0;
+    for (const ParamInfo &p : paramTable(s)) {
+      double elements = 1;
+      for (int64_t dim : p.shape)
+        elements *= static_cast<double>(dim);
+      bytes += 4.0 * elements;
+    }
+    return bytes;
+  };
+  ModelSpec oneLayer = spec, twoLayers = spec;
+  oneLayer.nLayer = 1;
+  twoLayers.nLayer = 2;
+  double firstLayer = tableBytes(oneLayer);
+  double bytes = firstLayer + static_cast<double>(spec.nLayer - 1) *
+                                  (tableBytes(twoLayers) - firstLayer);
   if (bytes > static_cast<double>(kMaxParamBytes))
     return fail("", "d_model",
                 llvm::formatv("the parameters would take {0:f1} GiB, more "
