@@ -126,6 +126,27 @@ static int createPrimitive(Site *s, int rank, const int64_t *dims,
   return ok;
 }
 
+/* Frees the cached primitives when the package is unloaded, so that a
+   process that loads many packages does not accumulate them. */
+__attribute__((destructor)) static void releaseSites(void) {
+  for (int64_t i = 0; i < numSites; ++i) {
+    if (sites[i].primitive)
+      dnnl_primitive_destroy(sites[i].primitive);
+    for (int j = 0; j < 3; ++j)
+      if (sites[i].memory[j])
+        dnnl_memory_destroy(sites[i].memory[j]);
+  }
+  free(sites);
+  sites = NULL;
+  numSites = 0;
+  if (stream)
+    dnnl_stream_destroy(stream);
+  if (engine)
+    dnnl_engine_destroy(engine);
+  stream = NULL;
+  engine = NULL;
+}
+
 /* C += A B with A (batch, m, k), B (batch, k, n), C (batch, m, n), each as
    base pointer, offset and strides (batch stride first). */
 static void matmul(int64_t id, int rank, int64_t batch, int64_t m, int64_t n,
