@@ -2,6 +2,7 @@
 # lit configuration of the mix regression tests.
 
 import os
+import shutil
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -30,3 +31,15 @@ config.substitutions.append(("%mix_obj_root", config.mix_obj_root))
 config.substitutions.append(("%mixc_bin", os.path.join(config.mix_tools_dir, "mixc")))
 if os.path.exists(os.path.join(config.mix_tools_dir, "MixTorchTests")):
     config.available_features.add("torch")
+
+# Data-parallel runs (runtime built with MPI, and mpirun on the PATH). Open
+# MPI refuses root without these, and 2 ranks may outnumber a CI runner's
+# cores.
+if getattr(config, "mix_have_mpi", False) and shutil.which("mpirun"):
+    config.available_features.add("mpi")
+    for key, value in [("OMPI_ALLOW_RUN_AS_ROOT", "1"),
+                       ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"),
+                       ("OMPI_MCA_rmaps_base_oversubscribe", "1"),
+                       ("OMPI_MCA_btl_vader_single_copy_mechanism", "none")]:
+        config.environment[key] = value
+    config.substitutions.append(("%mpirun", shutil.which("mpirun")))

@@ -40,10 +40,11 @@ struct TokenBatch {
 };
 
 /// Checks that \p file (read from \p path) holds exactly `tokens` and
-/// `targets`, int32 or int64 of shape (batch, seq) of \p manifest, with
+/// `targets`, int32 or int64 of shape (ranks * batch, seq) of \p manifest
+/// (the package's batch on each of \p ranks data-parallel ranks), with
 /// every id in [0, vocab_size); returns them widened to int64.
 TokenBatch checkBatch(const Manifest &manifest, const TensorFile &file,
-                      const std::string &path);
+                      const std::string &path, int ranks = 1);
 
 } // namespace mixrt
 

@@ -9,6 +9,7 @@
 #ifndef MIXRT_TRAIN_H
 #define MIXRT_TRAIN_H
 
+#include "mixrt/Communicator.h"
 #include "mixrt/CompiledModel.h"
 #include "mixrt/Corpus.h"
 #include "mixrt/Safetensors.h"
@@ -38,6 +39,10 @@ struct TrainOptions {
   int64_t stopAfter = -1;
   /// Seed of the batch sampler.
   uint64_t dataSeed = 1234;
+  /// The ranks of a data-parallel run (null: this process alone). Each
+  /// rank takes its share of a step's getSize() * batch sequences; rank 0
+  /// writes the checkpoints, metrics and plot.
+  Communicator *comm = nullptr;
 };
 
 /// The learning rate of update `step` (1-based): linear warm-up from 0,
@@ -51,11 +56,22 @@ double learningRate(int64_t step, int64_t total, int64_t warmup, double peak);
 /// step, with a checkpoint).
 int train(const TrainOptions &options);
 
+/// The loss and gradients of a data-parallel step: each rank's \p mine
+/// and \p grads (replaced in place), averaged over the ranks. Every rank
+/// took as many sequences, so the mean of the ranks' means is the whole
+/// batch's (the balance loss too: a mean over sequences). \p when ends
+/// the collectives' names in a timeout's message (" of step 12").
+LossValues averageOverRanks(Communicator &comm, const LossValues &mine,
+                            std::vector<std::vector<float>> &grads,
+                            const std::string &when = "");
+
 /// The mean cross-entropy over `batches` validation batches, taken at
-/// evenly spaced offsets of `corpus`.
+/// evenly spaced offsets of `corpus`. Under \p comm a batch is getSize()
+/// times the package's, each rank computes its share, and every rank
+/// returns the mean.
 double evaluate(const CompiledModel &model, const Manifest &manifest,
                 const std::vector<const float *> &params, const Corpus &corpus,
-                int64_t batches);
+                int64_t batches, Communicator &comm = getSingleProcess());
 
 struct GenerateOptions {
   int64_t tokens = 200;

@@ -69,9 +69,9 @@ static std::vector<int64_t> readIds(const Tensor &tensor, const char *name,
 
 static std::vector<int64_t> checkIds(const Manifest &manifest,
                                      const TensorFile &file,
-                                     const std::string &path,
-                                     const char *name) {
-  std::vector<int64_t> shape{manifest.batch, manifest.seq};
+                                     const std::string &path, const char *name,
+                                     int ranks) {
+  std::vector<int64_t> shape{ranks * manifest.batch, manifest.seq};
   const Tensor *tensor = file.find(name);
   if (!tensor)
     fail(path, ": missing tensor ", quote(name), " (I32 or I64 of shape ",
@@ -82,19 +82,21 @@ static std::vector<int64_t> checkIds(const Manifest &manifest,
   if (tensor->shape != shape)
     fail(path, ": tensor ", quote(name), " has shape ",
          formatShape(tensor->shape), ", expected ", formatShape(shape),
-         " (the package's batch and seq)");
+         ranks == 1 ? std::string(" (the package's batch and seq)")
+                    : concat(" (the package's batch ", manifest.batch,
+                             " on each of ", ranks, " ranks, and its seq)"));
   if (tensor->dtype == DType::I32)
     return readIds<int32_t>(*tensor, name, manifest, path);
   return readIds<int64_t>(*tensor, name, manifest, path);
 }
 
 TokenBatch mixrt::checkBatch(const Manifest &manifest, const TensorFile &file,
-                             const std::string &path) {
+                             const std::string &path, int ranks) {
   TokenBatch batch;
-  batch.batch = manifest.batch;
+  batch.batch = ranks * manifest.batch;
   batch.seq = manifest.seq;
-  batch.tokens = checkIds(manifest, file, path, "tokens");
-  batch.targets = checkIds(manifest, file, path, "targets");
+  batch.tokens = checkIds(manifest, file, path, "tokens", ranks);
+  batch.targets = checkIds(manifest, file, path, "targets", ranks);
   for (const NamedTensor &named : file.getTensors())
     if (named.name != "tokens" && named.name != "targets")
       fail(path, ": unexpected tensor ", quote(named.name),

@@ -28,6 +28,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <unistd.h>
 
@@ -334,22 +335,47 @@ MetricsPrefix readMetricsPrefix(const std::string &text, int64_t step) {
 }
 } // namespace
 
+LossValues mixrt::averageOverRanks(Communicator &comm, const LossValues &mine,
+                                   std::vector<std::vector<float>> &grads,
+                                   const std::string &when) {
+  double scale = 1.0 / comm.getSize();
+  std::string what = "the gradients" + when;
+  for (std::vector<float> &g : grads) {
+    comm.allReduceSum(g.data(), g.size(), what);
+    for (float &x : g)
+      x = float(x * scale);
+  }
+  double values[3] = {mine.loss, mine.ce, mine.aux};
+  comm.allReduceSum(values, 3, "the loss" + when);
+  LossValues mean;
+  mean.loss = float(values[0] * scale);
+  mean.ce = float(values[1] * scale);
+  mean.aux = float(values[2] * scale);
+  return mean;
+}
+
 double mixrt::evaluate(const CompiledModel &model, const Manifest &manifest,
                        const std::vector<const float *> &params,
-                       const Corpus &corpus, int64_t batches) {
-  int64_t b = manifest.batch, seq = manifest.seq;
+                       const Corpus &corpus, int64_t batches,
+                       Communicator &comm) {
+  // Batch k holds sequences [k * g, (k + 1) * g) of batches * g evenly
+  // spaced ones, g = ranks * b; each rank takes its b of them, so any
+  // number of ranks evaluates the same sequences as one rank with g.
+  int64_t b = manifest.batch, seq = manifest.seq, ranks = comm.getSize();
+  int64_t g = ranks * b;
   uint64_t span = corpus.size() - uint64_t(seq) - 1;
-  int64_t sequences = batches * b;
+  uint64_t sequences = uint64_t(batches * g);
   std::vector<int32_t> tokens, targets;
   double total = 0;
   for (int64_t k = 0; k < batches; ++k) {
     std::vector<uint64_t> offsets;
-    for (int64_t i = 0; i < b; ++i)
-      offsets.push_back(span * uint64_t(k * b + i) / uint64_t(sequences));
+    for (int64_t i = comm.getRank() * b; i < (comm.getRank() + 1) * b; ++i)
+      offsets.push_back(span * uint64_t(k * g + i) / sequences);
     fillBatch(corpus, offsets, seq, tokens, targets);
     total += model.forward(params, tokens.data(), targets.data()).ce;
   }
-  return total / double(batches);
+  comm.allReduceSum(&total, 1, "the validation loss");
+  return total / double(batches * ranks);
 }
 
 int mixrt::train(const TrainOptions &o) {
@@ -357,6 +383,9 @@ int mixrt::train(const TrainOptions &o) {
     fail("--steps must be at least 1, got ", o.steps);
   if (!(o.lr > 0) || !std::isfinite(o.lr))
     fail("--lr must be a positive number, got ", o.lr);
+  Communicator &comm = o.comm ? *o.comm : getSingleProcess();
+  const bool root = comm.isRoot();
+  const int ranks = comm.getSize();
   Manifest manifest = readManifest(o.package);
   CompiledModel model(manifest);
   std::unique_ptr<Tokenizer> tokenizer = makeTokenizer(o);
@@ -373,23 +402,27 @@ int mixrt::train(const TrainOptions &o) {
       o.evalEvery > 0 ? o.evalEvery : std::max<int64_t>(1, o.steps / 10);
   int64_t ckptEvery = o.ckptEvery > 0 ? o.ckptEvery : evalEvery;
 
-  std::error_code ec;
-  std::filesystem::create_directories(o.outDir, ec);
-  if (ec || !std::filesystem::is_directory(o.outDir))
-    fail(o.outDir, ": cannot create the run directory: ",
-         ec ? ec.message() : "a file of that name exists");
   std::string ckptPath = o.outDir + "/checkpoint.safetensors";
   std::string metricsPath = o.outDir + "/metrics.jsonl";
-  // One run a directory: two would interleave their metrics and overwrite
-  // each other's checkpoints. The lock also makes it safe to remove the
-  // temporary files of a run killed while writing a checkpoint.
-  FileLock lock(o.outDir + "/.mix-run.lock");
-  if (!lock.tryLock())
-    fail(o.outDir, ": another mix-run (pid ", lock.getHolder(),
-         ") is training in this directory (expected one run a directory at "
-         "a time)");
-  removeTemporaryFiles(ckptPath);
-  removeTemporaryFiles(o.outDir + "/loss.png");
+  // Rank 0 owns the run directory; the others only read its checkpoint.
+  std::optional<FileLock> lock;
+  if (root) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.outDir, ec);
+    if (ec || !std::filesystem::is_directory(o.outDir))
+      fail(o.outDir, ": cannot create the run directory: ",
+           ec ? ec.message() : "a file of that name exists");
+    // One run a directory: two would interleave their metrics and overwrite
+    // each other's checkpoints. The lock also makes it safe to remove the
+    // temporary files of a run killed while writing a checkpoint.
+    lock.emplace(o.outDir + "/.mix-run.lock");
+    if (!lock->tryLock())
+      fail(o.outDir, ": another mix-run (pid ", lock->getHolder(),
+           ") is training in this directory (expected one run a directory "
+           "at a time)");
+    removeTemporaryFiles(ckptPath);
+    removeTemporaryFiles(o.outDir + "/loss.png");
+  }
 
   State state;
   bool resumed = false;
@@ -401,7 +434,7 @@ int mixrt::train(const TrainOptions &o) {
            ")");
     resumed = true;
   } else {
-    if (o.resume)
+    if (o.resume && root)
       std::cerr << "mix-run: no checkpoint in " << o.outDir
                 << "; starting from step 0\n";
     TensorFile init = initParams(manifest);
@@ -415,15 +448,17 @@ int mixrt::train(const TrainOptions &o) {
   }
   // A fresh run starts a fresh metrics file; a resumed one keeps the lines
   // up to its checkpoint's step and drops any written after it.
-  AppendFile metrics(metricsPath, /*truncate=*/!resumed);
+  std::optional<AppendFile> metrics;
+  if (root)
+    metrics.emplace(metricsPath, /*truncate=*/!resumed);
   std::vector<std::pair<int64_t, double>> trainCurve, valCurve;
-  if (resumed) {
+  if (resumed && root) {
     std::cerr << "mix-run: resuming from " << ckptPath << " at step "
               << state.step << "\n";
     std::string text = readFile(metricsPath);
     MetricsPrefix prefix = readMetricsPrefix(text, state.step);
     if (prefix.bytes < text.size()) {
-      metrics.truncate(prefix.bytes);
+      metrics->truncate(prefix.bytes);
       std::cerr << "mix-run: cut " << metricsPath << " back to step "
                 << prefix.lastStep << " (dropped " << text.size() - prefix.bytes
                 << " bytes written after the checkpoint)\n";
@@ -497,14 +532,22 @@ int mixrt::train(const TrainOptions &o) {
         fail("step ", state.step, ": ", bad, " after the update",
              keptCheckpoint());
     }
-    // The metrics of the steps the checkpoint covers reach the disk first.
-    metrics.sync();
-    saveCheckpoint(ckptPath, manifest, state);
     savedStep = state.step;
+    if (!root)
+      return;
+    // The metrics of the steps the checkpoint covers reach the disk first.
+    metrics->sync();
+    saveCheckpoint(ckptPath, manifest, state);
   };
 
-  bool tty = ::isatty(STDERR_FILENO);
-  int64_t tokensPerStep = manifest.batch * manifest.seq;
+  bool tty = root && ::isatty(STDERR_FILENO);
+  // Each step draws ranks * batch sequences, in the order one rank with
+  // that batch would, and this rank takes its share (SPEC section 7).
+  int64_t tokensPerStep = ranks * manifest.batch * manifest.seq;
+  if (root && ranks > 1)
+    std::cerr << "mix-run: data-parallel over " << ranks << " ranks ("
+              << comm.getName() << "): " << ranks << " x " << manifest.batch
+              << " sequences a step\n";
   uint64_t span = trainData.size() - uint64_t(manifest.seq) - 1;
   std::vector<int32_t> tokens, targets;
   auto start = std::chrono::steady_clock::now();
@@ -519,12 +562,17 @@ int mixrt::train(const TrainOptions &o) {
     auto t0 = std::chrono::steady_clock::now();
     Sampler sampler{state.sampler};
     std::vector<uint64_t> offsets;
-    for (int64_t i = 0; i < manifest.batch; ++i)
-      offsets.push_back(sampler.next() % (span + 1));
+    for (int64_t i = 0; i < ranks * manifest.batch; ++i) {
+      uint64_t offset = sampler.next() % (span + 1);
+      if (i / manifest.batch == comm.getRank())
+        offsets.push_back(offset);
+    }
     fillBatch(trainData, offsets, manifest.seq, tokens, targets);
 
     LossValues loss = model.grad(constPtrs(state.params), tokens.data(),
                                  targets.data(), ptrs(grads));
+    if (ranks > 1)
+      loss = averageOverRanks(comm, loss, grads, concat(" of step ", step));
     if (!std::isfinite(loss.loss))
       failNonFinite(step, "the loss", loss.loss);
     double lr = learningRate(step, o.steps, warmup, o.lr);
@@ -563,7 +611,7 @@ int mixrt::train(const TrainOptions &o) {
          << ", \"tokens_per_s\": " << tps;
     if (step % evalEvery == 0 || step == o.steps) {
       lastVal = evaluate(model, manifest, constPtrs(state.params), valData,
-                         o.evalBatches);
+                         o.evalBatches, comm);
       if (!std::isfinite(lastVal))
         fail("step ", step, ": the validation cross-entropy is not finite (",
              formatValue(lastVal), ")", keptCheckpoint());
@@ -574,7 +622,8 @@ int mixrt::train(const TrainOptions &o) {
     line << "}\n";
     // One write a line: a run killed now leaves whole lines, or one partial
     // last line that --resume drops.
-    metrics.append(line.str());
+    if (root)
+      metrics->append(line.str());
     bool stopping = step == o.stopAfter;
     if (step % ckptEvery == 0 || step == o.steps || stopping)
       save();
@@ -594,29 +643,37 @@ int mixrt::train(const TrainOptions &o) {
       std::cerr << "\r[" << std::string(done, '=')
                 << std::string(width - done, ' ') << "] " << buf << "\x1b[K"
                 << std::flush;
-    } else if (step % evalEvery == 0 || step == o.steps || step == 1) {
+    } else if (root &&
+               (step % evalEvery == 0 || step == o.steps || step == 1)) {
       std::cerr << buf << "\n";
     }
     if (stopping) {
-      std::cerr << (tty ? "\n" : "") << "mix-run: stopped after step " << step
-                << " as --stop-after asks; checkpoint in " << ckptPath
-                << "; resume with --resume\n";
+      if (root)
+        std::cerr << (tty ? "\n" : "") << "mix-run: stopped after step " << step
+                  << " as --stop-after asks; checkpoint in " << ckptPath
+                  << "; resume with --resume\n";
       return 0;
     }
-    if (int signo = StopSignals::get()) {
+    // A signal may reach the ranks at different steps: they agree to stop
+    // after the step in which any of them saw one.
+    int64_t signal = StopSignals::get();
+    if (ranks > 1)
+      comm.allReduceMax(&signal, 1, concat("the stop check of step ", step));
+    if (int signo = int(signal)) {
       if (savedStep != step)
         save();
-      std::cerr << (tty ? "\n" : "") << "mix-run: interrupted by "
-                << getSignalName(signo) << ": stopped after step " << step
-                << " with a checkpoint in " << ckptPath
-                << "; to continue, run the same command with --resume\n";
+      if (root)
+        std::cerr << (tty ? "\n" : "") << "mix-run: interrupted by "
+                  << getSignalName(signo) << ": stopped after step " << step
+                  << " with a checkpoint in " << ckptPath
+                  << "; to continue, run the same command with --resume\n";
       // The shells' status for a process ended by the signal.
       return 128 + signo;
     }
   }
   if (tty)
     std::cerr << "\n";
-  if (!valCurve.empty()) {
+  if (root && !valCurve.empty()) {
     writeLossPlot(o.outDir + "/loss.png", trainCurve, valCurve);
     std::cerr << "mix-run: validation cross-entropy " << valCurve.back().second
               << " nats/token, perplexity " << std::exp(valCurve.back().second)

@@ -1,13 +1,15 @@
 //===- mix-run.cpp - Run compiled mixc packages ---------------------------===//
 //
 // The runtime's command-line tool: `init` writes a package's initial
-// parameters, `grad` checks its inputs and computes gradients; train, eval
-// and generate arrive later. Every error becomes one line on stderr and a
-// non-zero exit.
+// parameters, `grad` checks its inputs and computes gradients, `train`,
+// `eval` and `generate` train, evaluate and sample. Under `mpirun`, `grad`,
+// `train` and `eval` run data-parallel over the ranks and rank 0 writes the
+// outputs. Every error becomes one line on stderr and a non-zero exit.
 //
 //===----------------------------------------------------------------------===//
 
 #include "mixrt/CommandLine.h"
+#include "mixrt/Communicator.h"
 #include "mixrt/CompiledModel.h"
 #include "mixrt/Init.h"
 #include "mixrt/Inputs.h"
@@ -21,10 +23,14 @@
 #include <iostream>
 #include <new>
 #include <sys/stat.h>
+#include <unistd.h>
 
 using namespace mixrt;
 
 static const char *const kTool = "mix-run";
+
+/// The ranks of this run (one, without an MPI launcher).
+static Communicator *ranks = &getSingleProcess();
 
 static CommandSpec::Positional packageArgument() {
   return {"PKG", "the package directory written by mixc (MODEL.mixpkg)"};
@@ -44,7 +50,9 @@ static CommandSpec gradSpec() {
       kTool,
       "grad",
       "Computes the loss and the gradient of every parameter on one batch "
-      "(SPEC\nsection 8) and writes loss, ce, aux and grad.<name>.",
+      "(SPEC\nsection 8) and writes loss, ce, aux and grad.<name>. Under "
+      "mpirun -np R the\nbatch holds R times the package's rows, each rank "
+      "takes its share and the\nresults are averaged (docs/training.md).",
       {packageArgument()},
       {{"params", "P.safetensors", "every parameter by name, float32", true},
        {"batch", "BATCH.safetensors",
@@ -62,7 +70,8 @@ static CommandSpec trainSpec() {
       "one JSON object a step in RUN_DIR/metrics.jsonl,\nand the loss "
       "curves in RUN_DIR/loss.png. SIGINT or SIGTERM stops the run\nafter "
       "the current step with a checkpoint (exit status 130 or 143);\n"
-      "--resume continues it.",
+      "--resume continues it. Under mpirun -np R each step takes R times "
+      "the\npackage's batch, split over the ranks (docs/training.md).",
       {packageArgument()},
       {{"data", "DIR", "directory with train.txt and val.txt", true},
        {"steps", "N", "number of optimizer steps", true},
@@ -119,6 +128,7 @@ static int runTrain(const ParsedArgs &args) {
   if (auto d = args.getOptional("gpt2-dir"))
     o.gpt2Dir = *d;
   o.resume = args.getOptional("resume").has_value();
+  o.comm = ranks;
   if (args.getOptional("stop-after"))
     o.stopAfter = args.getInteger("stop-after", 1, int64_t(1) << 40);
   return train(o);
@@ -208,7 +218,9 @@ static int runEval(const ParsedArgs &args) {
   int64_t batches = args.getOptional("eval-batches")
                         ? args.getInteger("eval-batches", 1, 1 << 20)
                         : 8;
-  double ce = evaluate(model, manifest, data, val, batches);
+  double ce = evaluate(model, manifest, data, val, batches, *ranks);
+  if (!ranks->isRoot())
+    return 0;
   std::cout << "val_ce " << ce << " nats/token\nperplexity " << std::exp(ce)
             << "\n";
   return 0;
@@ -228,7 +240,16 @@ static int runGrad(const ParsedArgs &args) {
   std::vector<const Tensor *> ordered =
       checkParams(manifest, params, paramsPath);
   TensorFile batchFile = readSafetensors(batchPath);
-  TokenBatch batch = checkBatch(manifest, batchFile, batchPath);
+  // Under R ranks the batch holds R times the package's rows; each rank
+  // takes its share and the results are averaged (SPEC section 7).
+  TokenBatch all = checkBatch(manifest, batchFile, batchPath, ranks->getSize());
+  int64_t share = manifest.batch * manifest.seq;
+  TokenBatch batch = all;
+  batch.batch = manifest.batch;
+  batch.tokens.assign(all.tokens.begin() + ranks->getRank() * share,
+                      all.tokens.begin() + (ranks->getRank() + 1) * share);
+  batch.targets.assign(all.targets.begin() + ranks->getRank() * share,
+                       all.targets.begin() + (ranks->getRank() + 1) * share);
   if (!manifest.library)
     fail(manifest.packagePath,
          " has no compiled code (library missing from manifest)");
@@ -251,6 +272,11 @@ static int runGrad(const ParsedArgs &args) {
     gradData.push_back(g.data());
   LossValues loss =
       model.grad(paramData, tokens.data(), targets.data(), gradData);
+  if (ranks->getSize() > 1) {
+    loss = averageOverRanks(*ranks, loss, grads);
+    if (!ranks->isRoot())
+      return 0;
+  }
 
   TensorFile out;
   out.add("loss", Tensor::create<float>({}, {loss.loss}));
@@ -316,4 +342,41 @@ static int run(const std::vector<std::string> &words) {
   return body(args);
 }
 
-int main(int argc, char **argv) { return runToolMain(kTool, argc, argv, run); }
+/// Under several ranks on one machine, each gets its share of the cores
+/// for its OpenMP threads (oneDNN's), unless the user chose.
+static void shareCores(const Communicator &comm) {
+  if (comm.getSize() == 1 || std::getenv("OMP_NUM_THREADS"))
+    return;
+  long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+  long threads = std::max(1L, cores / std::max(1, comm.getLocalSize()));
+  ::setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
+}
+
+/// Commands that only write an output (init, generate) run on rank 0.
+static int runOnRanks(const std::vector<std::string> &words) {
+  bool dataParallel =
+      !words.empty() &&
+      (words[0] == "grad" || words[0] == "train" || words[0] == "eval");
+  if (!dataParallel && !ranks->isRoot())
+    return 0;
+  return run(words);
+}
+
+int main(int argc, char **argv) {
+  std::unique_ptr<Communicator> comm;
+  try {
+    comm = createCommunicator(&argc, &argv, getRankTimeout());
+  } catch (const std::exception &e) {
+    std::cerr << kTool << ": error: " << e.what() << "\n";
+    return 1;
+  }
+  ranks = comm.get();
+  shareCores(*comm);
+  int status = runToolMain(kTool, argc, argv, runOnRanks);
+  // A rank that failed ends the others at once rather than leave them
+  // waiting in a collective for the timeout.
+  if (status == 1 && comm->getSize() > 1)
+    comm->abort(status);
+  ranks = &getSingleProcess();
+  return status;
+}

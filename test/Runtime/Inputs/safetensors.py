@@ -30,6 +30,9 @@
                                     8-byte length field holds LENGTH (default:
                                     the header's length)
   safetensors.py dump FILE          print each tensor: name dtype shape values
+  safetensors.py compare A B TOL    A and B hold the same tensors (names,
+                                    dtypes, shapes) whose values agree: for
+                                    each, max |a - b| <= TOL * max(1, max |a|)
 """
 import json
 import re
@@ -212,6 +215,26 @@ def main(argv):
         tensors, _ = read(argv[2])
         for name, (dtype, shape, values) in tensors.items():
             print(name, dtype, shape, " ".join("%.9g" % v for v in values))
+    elif command == "compare":
+        a, _ = read(argv[2])
+        b, _ = read(argv[3])
+        tol = float(argv[4])
+        if sorted(a) != sorted(b):
+            sys.exit("compare: different tensors: %s" % sorted(set(a) ^ set(b)))
+        worst, worst_name = 0.0, None
+        for name, (dtype, shape, values) in a.items():
+            other = b[name]
+            if (dtype, shape) != other[:2]:
+                sys.exit("compare: %s is %s %s in one file and %s %s in the other"
+                         % (name, dtype, shape, other[0], other[1]))
+            scale = max([1.0] + [abs(v) for v in values])
+            diff = max([0.0] + [abs(x - y) for x, y in zip(values, other[2])]) / scale
+            if not diff <= tol:
+                sys.exit("compare: %s differs by %g (relative), more than %g"
+                         % (name, diff, tol))
+            if diff >= worst:
+                worst, worst_name = diff, name
+        print("%d tensors agree within %g" % (len(a), tol))
     else:
         sys.exit(__doc__)
 
