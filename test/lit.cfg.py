@@ -43,3 +43,20 @@ if getattr(config, "mix_have_mpi", False) and shutil.which("mpirun"):
                        ("OMPI_MCA_btl_vader_single_copy_mechanism", "none")]:
         config.environment[key] = value
     config.substitutions.append(("%mpirun", shutil.which("mpirun")))
+
+# The CUDA toolkit's ptxas: mixc --target cuda needs it, and the tests run it
+# themselves on the PTX mixc writes.
+cuda_home = os.environ.get("CUDA_HOME") or "/usr/local/cuda"
+ptxas = os.path.join(cuda_home, "bin", "ptxas")
+if os.access(ptxas, os.X_OK):
+    config.available_features.add("cuda-toolkit")
+    config.substitutions.append(("%ptxas", ptxas))
+    config.environment["CUDA_HOME"] = cuda_home
+
+# An NVIDIA driver on this machine (cuda packages can run).
+try:
+    import ctypes
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass

@@ -78,6 +78,16 @@ llvm::json::Value mlir::mix::manifestJSON(const PackageContents &c) {
                          {"inputs", "params, grads, m, v, [lr, 1 - beta1^t, "
                                     "1 - beta2^t]"},
                          {"outputs", "params, m, v, grad_norm"}}}};
+    for (const auto &[name, args] : c.entryArgs) {
+      Object *entry = manifest["entries"].getAsObject()->getObject(name);
+      if (!entry)
+        continue;
+      Array bytes;
+      for (int64_t b : args.bytes)
+        bytes.push_back(b);
+      (*entry)["arg_bytes"] = std::move(bytes);
+      (*entry)["num_inputs"] = args.numInputs;
+    }
   }
   return manifest;
 }

@@ -8,6 +8,7 @@
 #include "mix/Conversion/Passes.h"
 #include "mix/Dialect/Mix/IR/MixDialect.h"
 #include "mix/Target/CPU/Passes.h"
+#include "mix/Target/CUDA/Passes.h"
 #include "mix/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -22,12 +23,14 @@ int main(int argc, char **argv) {
   mlir::mix::registerMixPasses();
   mlir::mix::registerMixConversionPasses();
   mlir::mix::registerMixCPUPasses();
+  mlir::mix::registerMixCUDAPasses();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::mix::MixDialect, mlir::arith::ArithDialect,
                   mlir::func::FuncDialect, mlir::tensor::TensorDialect,
                   mlir::linalg::LinalgDialect, mlir::math::MathDialect,
-                  mlir::scf::SCFDialect, mlir::memref::MemRefDialect>();
+                  mlir::scf::SCFDialect, mlir::memref::MemRefDialect,
+                  mlir::gpu::GPUDialect>();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "mix optimizer driver\n", registry));
 }

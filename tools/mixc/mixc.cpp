@@ -10,6 +10,7 @@
 #include "mix/Frontend/ModelBuilder.h"
 #include "mix/Frontend/Package.h"
 #include "mix/Target/CPU/CPUCodegen.h"
+#include "mix/Target/CUDA/CUDACodegen.h"
 #include "mix/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -48,7 +49,17 @@ static cl::opt<Target>
            cl::values(clEnumValN(Target::CPU, "cpu", "the host CPU"),
                       clEnumValN(Target::CUDA, "cuda", "NVIDIA sm_90")),
            cl::init(Target::CPU), cl::cat(category));
-enum class Stage { None, Model, Proved, Decomposed, Training, Lowered, LLVM };
+enum class Stage {
+  None,
+  Model,
+  Proved,
+  Decomposed,
+  Training,
+  Lowered,
+  GPU,
+  PTX,
+  LLVM
+};
 static cl::opt<Stage> emit(
     "emit", cl::desc("Print the IR after a stage and stop"),
     cl::values(
@@ -61,7 +72,11 @@ static cl::opt<Stage> emit(
         clEnumValN(Stage::Training, "training",
                    "the training graph: forward and gradient"),
         clEnumValN(Stage::Lowered, "lowered", "lowered to linalg on tensors"),
-        clEnumValN(Stage::LLVM, "llvm", "the LLVM dialect")),
+        clEnumValN(Stage::GPU, "gpu",
+                   "--target cuda: kernels in NVVM, host code on the GPU "
+                   "dialect"),
+        clEnumValN(Stage::PTX, "ptx", "--target cuda: the kernels' PTX"),
+        clEnumValN(Stage::LLVM, "llvm", "the LLVM dialect (host code)")),
     cl::init(Stage::None), cl::cat(category));
 static cl::opt<unsigned> optLevel("O",
                                   cl::desc("LLVM optimisation level (0-3)"),
@@ -71,6 +86,19 @@ static cl::opt<bool> remarks("remarks",
                                       "refusals, cost estimates)"),
                              cl::cat(category));
 
+static cl::opt<std::string>
+    cudaPath("cuda-path",
+             cl::desc("--target cuda: the CUDA toolkit (bin/ptxas, include, "
+                      "lib64; default $CUDA_HOME or /usr/local/cuda)"),
+             cl::value_desc("DIR"), cl::cat(category));
+static cl::opt<MatmulPrecision> gpuMatmul(
+    "gpu-matmul",
+    cl::desc("--target cuda: the tensor-core precision of matrix products "
+             "(float32 accumulation either way)"),
+    cl::values(clEnumValN(MatmulPrecision::TF32, "tf32", "TF32 (default)"),
+               clEnumValN(MatmulPrecision::BF16, "bf16", "BF16")),
+    cl::init(MatmulPrecision::TF32), cl::cat(category));
+
 static cl::opt<bool>
     timePhases("time-phases",
                cl::desc("Print the time each phase and pass took (to stderr)"),
@@ -79,6 +107,85 @@ static cl::opt<bool>
 static int fail(const llvm::Twine &msg) {
   llvm::WithColor::error(llvm::errs(), "mixc") << msg << "\n";
   return 1;
+}
+
+static const std::string kEntryPoints[] = {"forward", "grad", "adamw",
+                                           "logits"};
+
+/// Writes \p text to \p path, or returns an error naming it.
+static llvm::Error writeFile(const llvm::Twine &path, llvm::StringRef text) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path.str(), ec);
+  if (!ec) {
+    os << text;
+    os.close();
+    ec = os.error();
+  }
+  if (ec)
+    return llvm::createStringError(ec, "cannot write '%s': %s",
+                                   path.str().c_str(), ec.message().c_str());
+  return llvm::Error::success();
+}
+
+/// The rest of the compile for --target cuda: kernels to PTX and a cubin,
+/// the host code to the package's library.
+static int compileForCUDA(ModuleOp module, ModuleOp proved,
+                          const ModelSpec &spec, const CUDAOptions &cuda,
+                          EntryPointTypes &entryTypes, TimingScope &root) {
+  // The entry points' inputs, counted while results are still results.
+  std::map<std::string, PackageContents::EntryArgs> entryArgs;
+  for (const std::string &name : kEntryPoints)
+    if (auto fn = module.lookupSymbol<func::FuncOp>(name))
+      entryArgs[name].numInputs = fn.getNumArguments();
+  TimingScope gpuTimer = root.nest("lower to kernels (NVVM)");
+  if (failed(lowerToGPUDialect(module, entryTypes, cuda, gpuTimer)))
+    return fail("lowering '" + inputFile + "' to GPU kernels failed");
+  gpuTimer.stop();
+  if (emit == Stage::GPU) {
+    module.print(llvm::outs());
+    return 0;
+  }
+  TimingScope serializeTimer = root.nest("kernels to PTX and cubin");
+  std::string ptx, cubin;
+  if (failed(serializeKernels(module, cuda, ptx, cubin, serializeTimer)))
+    return fail("compiling the kernels of '" + inputFile + "' failed");
+  serializeTimer.stop();
+  if (emit == Stage::PTX) {
+    llvm::outs() << ptx;
+    return 0;
+  }
+  TimingScope hostTimer = root.nest("lower the host code");
+  if (failed(lowerHostToLLVMDialect(module, hostTimer)))
+    return fail("lowering the host code of '" + inputFile + "' failed");
+  if (emit == Stage::LLVM) {
+    module.print(llvm::outs());
+    return 0;
+  }
+  if (failed(addPackedEntryPoints(module, kEntryPoints, entryTypes)))
+    return fail("lowering the host code of '" + inputFile + "' failed");
+  hostTimer.stop();
+
+  TimingScope packageTimer = root.nest("write the package");
+  for (auto &[name, args] : entryArgs)
+    for (Type type : entryTypes[name]) {
+      auto memref = cast<MemRefType>(type);
+      args.bytes.push_back(memref.getNumElements() *
+                           memref.getElementTypeBitWidth() / 8);
+    }
+  PackageContents contents{spec,   batch,      seq,      "cuda",
+                           proved, "model.so", entryArgs};
+  if (llvm::Error e =
+          writePackage(outputPath, contents, [&](llvm::StringRef dir) {
+            if (llvm::Error e = writeFile(dir + "/kernels.ptx", ptx))
+              return e;
+            if (llvm::Error e = writeFile(dir + "/kernels.cubin", cubin))
+              return e;
+            return emitSharedLibrary(module, (dir + "/model.so").str(),
+                                     optLevel, packageTimer,
+                                     getCUDASupportCode(cuda));
+          }))
+    return fail(llvm::toString(std::move(e)));
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -105,13 +212,20 @@ int main(int argc, char **argv) {
   if (emit == Stage::None && outputPath.empty())
     return fail("no output: give -o MODEL.mixpkg (or --emit=STAGE to print "
                 "IR)");
-  if (target == Target::CUDA)
-    return fail("--target cuda is not implemented yet (issue 5); use "
-                "--target cpu");
+  if (target != Target::CUDA && (emit == Stage::GPU || emit == Stage::PTX))
+    return fail("--emit=gpu and --emit=ptx need --target cuda");
+  CUDAOptions cuda;
+  if (target == Target::CUDA) {
+    llvm::Expected<std::string> toolkit = findCUDAToolkit(cudaPath);
+    if (!toolkit)
+      return fail(llvm::toString(toolkit.takeError()));
+    cuda.toolkitPath = *toolkit;
+    cuda.matmul = gpuMatmul;
+  }
 
   DialectRegistry registry;
   registry.insert<MixDialect>();
-  registerCPUCodegenDialects(registry);
+  registerCUDACodegenDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   // Errors always reach the user; remarks only when asked for.
@@ -217,13 +331,14 @@ int main(int argc, char **argv) {
     return 0;
   lowerTimer.stop();
   EntryPointTypes entryTypes;
+  if (target == Target::CUDA)
+    return compileForCUDA(*module, *proved, *spec, cuda, entryTypes, root);
   TimingScope llvmDialectTimer = root.nest("lower to the LLVM dialect");
   if (failed(lowerToLLVMDialect(*module, entryTypes, llvmDialectTimer)))
     return fail("lowering '" + inputFile + "' to LLVM failed");
   if (stop(Stage::LLVM))
     return 0;
-  if (failed(addPackedEntryPoints(
-          *module, {"forward", "grad", "adamw", "logits"}, entryTypes)))
+  if (failed(addPackedEntryPoints(*module, kEntryPoints, entryTypes)))
     return fail("lowering '" + inputFile + "' to LLVM failed");
   llvmDialectTimer.stop();
 

@@ -12,6 +12,10 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <map>
+#include <string>
+#include <vector>
+
 namespace mlir {
 namespace mix {
 
@@ -28,6 +32,14 @@ struct PackageContents {
   ModuleOp module;
   /// The shared library's file name inside the package, if there is one.
   std::string library;
+  /// Each entry point's arguments, in bytes, and how many of them are
+  /// inputs (the rest are outputs): what a runtime needs to move them to
+  /// and from a device. Recorded as entries.<name>.arg_bytes/num_inputs.
+  struct EntryArgs {
+    std::vector<int64_t> bytes;
+    int64_t numInputs = 0;
+  };
+  std::map<std::string, EntryArgs> entryArgs = {};
 };
 
 /// The manifest of a package, as JSON.

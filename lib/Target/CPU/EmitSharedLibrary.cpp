@@ -95,9 +95,13 @@ static llvm::Error compilePartition(llvm::StringRef bitcode,
   return llvm::Error::success();
 }
 
+SupportCode mlir::mix::getCPUSupportCode() {
+  return {getSupportSource(), {}, {"-ldnnl"}};
+}
+
 llvm::Error mlir::mix::emitSharedLibrary(ModuleOp module, llvm::StringRef path,
-                                         unsigned optLevel,
-                                         TimingScope &timing) {
+                                         unsigned optLevel, TimingScope &timing,
+                                         const SupportCode &supportCode) {
   TimingScope translateTimer = timing.nest("translate to LLVM IR");
   registerBuiltinDialectTranslation(*module.getContext());
   registerLLVMDialectTranslation(*module.getContext());
@@ -159,7 +163,7 @@ llvm::Error mlir::mix::emitSharedLibrary(ModuleOp module, llvm::StringRef path,
     llvm::raw_fd_ostream os(support, ec);
     if (ec)
       return error("cannot write '" + support + "': " + ec.message());
-    os << getSupportSource();
+    os << supportCode.source;
   }
   llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName("clang-22");
   if (!cc)
@@ -169,8 +173,11 @@ llvm::Error mlir::mix::emitSharedLibrary(ModuleOp module, llvm::StringRef path,
                  "scripts/setup.sh)");
   std::string out = path.str();
   llvm::SmallVector<llvm::StringRef> args{*cc, "-shared", "-fPIC", "-O2"};
+  args.append(supportCode.compileFlags.begin(), supportCode.compileFlags.end());
   args.append(objects.begin(), objects.end());
-  args.append({support, "-o", out, "-ldnnl", "-lm"});
+  args.append({support, "-o", out});
+  args.append(supportCode.linkFlags.begin(), supportCode.linkFlags.end());
+  args.push_back("-lm");
   std::string message;
   int rc =
       llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0, &message);

@@ -104,8 +104,8 @@ static void registerPipelinePasses() {
   (void)done;
 }
 
-static LogicalResult runPipeline(ModuleOp module, const char *pipeline,
-                                 TimingScope &timing) {
+LogicalResult mlir::mix::runPipeline(ModuleOp module, llvm::StringRef pipeline,
+                                     TimingScope &timing) {
   registerPipelinePasses();
   PassManager pm(module.getContext());
   pm.enableTiming(timing);
@@ -139,9 +139,9 @@ static LogicalResult fuseElementwise(ModuleOp module) {
   return applyPatternsGreedily(module, std::move(patterns));
 }
 
-LogicalResult mlir::mix::lowerToLLVMDialect(ModuleOp module,
-                                            EntryPointTypes &entryTypes,
-                                            TimingScope &timing) {
+LogicalResult mlir::mix::bufferizeForCodegen(ModuleOp module,
+                                             EntryPointTypes &entryTypes,
+                                             TimingScope &timing) {
   TimingScope accumulateTimer = timing.nest("fold sums into accumulators");
   if (failed(foldSumsIntoAccumulators(module)))
     return failure();
@@ -156,6 +156,14 @@ LogicalResult mlir::mix::lowerToLLVMDialect(ModuleOp module,
     if (!f.isDeclaration())
       entryTypes[f.getSymName()] =
           SmallVector<Type>(f.getFunctionType().getInputs());
+  return success();
+}
+
+LogicalResult mlir::mix::lowerToLLVMDialect(ModuleOp module,
+                                            EntryPointTypes &entryTypes,
+                                            TimingScope &timing) {
+  if (failed(bufferizeForCodegen(module, entryTypes, timing)))
+    return failure();
   TimingScope matmulTimer = timing.nest("matmuls to library calls");
   convertMatmulsToLibraryCalls(module);
   matmulTimer.stop();

@@ -68,16 +68,17 @@ static void replace(ModuleOp module, OpTy op, StringRef callee, int64_t rank,
   op.erase();
 }
 
-void mlir::mix::convertMatmulsToLibraryCalls(ModuleOp module) {
+void mlir::mix::convertMatmulsToLibraryCalls(ModuleOp module,
+                                             StringRef prefix) {
   SmallVector<linalg::MatmulOp> matmuls;
   SmallVector<linalg::BatchMatmulOp> batched;
   module.walk([&](linalg::MatmulOp op) { matmuls.push_back(op); });
   module.walk([&](linalg::BatchMatmulOp op) { batched.push_back(op); });
   int64_t site = 0;
   for (linalg::MatmulOp op : matmuls)
-    replace(module, op, "mixrt_matmul", 2, site);
+    replace(module, op, (prefix + "matmul").str(), 2, site);
   for (linalg::BatchMatmulOp op : batched)
-    replace(module, op, "mixrt_batch_matmul", 3, site);
+    replace(module, op, (prefix + "batch_matmul").str(), 3, site);
 }
 
 namespace {

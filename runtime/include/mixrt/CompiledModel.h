@@ -12,6 +12,7 @@
 #include "mixrt/Manifest.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,14 +50,26 @@ public:
   /// params, grads, m, v, hyper[3], then params', m', v', grad_norm.
   void adamw(void **args) const;
 
+  /// Whether the package runs on a CUDA device (its arguments are copied
+  /// there and back around each call).
+  bool isOnDevice() const { return device != nullptr; }
+
 private:
   using Entry = void (*)(void **);
   Entry lookup(const char *symbol) const;
+  /// Calls entry point \p name (index \p index) with the packed host
+  /// arguments \p args (\p numArgs of them, 0 if not known): directly on
+  /// the CPU, or through device copies.
+  void call(Entry entry, const char *name, int index, void **args,
+            size_t numArgs) const;
 
   const Manifest &manifest;
   void *handle = nullptr;
   Entry forwardEntry = nullptr, gradEntry = nullptr, adamwEntry = nullptr,
         logitsEntry = nullptr;
+  /// The device side of a cuda package (null for cpu packages).
+  struct Device;
+  std::unique_ptr<Device> device;
 };
 
 } // namespace mixrt

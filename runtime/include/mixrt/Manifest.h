@@ -12,6 +12,7 @@
 #include "mixrt/Json.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,6 +62,14 @@ struct Manifest {
   /// The library's FNV-1a 64-bit hash, 16 lowercase hex digits
   /// (library_fnv1a64), when the manifest records it.
   std::optional<std::string> libraryChecksum;
+  /// Each entry point's argument sizes in bytes and how many of them are
+  /// inputs (entries.<name>.arg_bytes / num_inputs), where the manifest
+  /// records them; a cuda package needs them to move its arguments.
+  struct EntryArgs {
+    std::vector<uint64_t> bytes;
+    size_t numInputs = 0;
+  };
+  std::map<std::string, EntryArgs> entryArgs;
 };
 
 /// Parses and validates manifest \p text; \p manifestPath names it in

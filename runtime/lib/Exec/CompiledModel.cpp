@@ -17,6 +17,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <elf.h>
+#include <map>
 #include <sys/stat.h>
 
 using namespace mixrt;
@@ -92,20 +93,82 @@ static std::vector<void *> packInputs(const std::vector<const float *> &params,
   return args;
 }
 
+/// The device runtime a cuda package's support code exports
+/// (lib/Target/CUDA/SupportCode.cpp), and one device buffer an argument of
+/// each entry point, allocated at its first call.
+struct CompiledModel::Device {
+  void (*begin)(int);
+  int (*end)();
+  const char *(*error)();
+  void *(*alloc)(uint64_t);
+  void (*free)(void *);
+  int (*upload)(void *, const void *, uint64_t);
+  int (*download)(void *, const void *, uint64_t);
+  std::map<std::string, std::vector<void *>> buffers;
+
+  ~Device() {
+    for (auto &[name, list] : buffers)
+      for (void *b : list)
+        free(b);
+  }
+
+  [[noreturn]] void failWith(const Manifest &manifest, const char *what) {
+    const char *why = error();
+    fail(manifest.packagePath, ": ", what,
+         " on the CUDA device failed: ", why && *why ? why : "unknown error");
+  }
+};
+
 CompiledModel::CompiledModel(const Manifest &manifest) : manifest(manifest) {
   if (!manifest.library)
     fail(manifest.packagePath,
          " has no compiled code (library missing from manifest)");
-  if (manifest.target != "cpu")
+  if (manifest.target != "cpu" && manifest.target != "cuda")
     fail(manifest.packagePath, " is compiled for target '", manifest.target,
-         "'; this runtime runs cpu packages");
+         "'; this runtime runs cpu and cuda packages");
+  bool cuda = manifest.target == "cuda";
+  if (cuda)
+    for (const char *name : {"forward", "grad", "adamw", "logits"})
+      if (!manifest.entryArgs.count(name))
+        fail(manifest.manifestPath, ": entries.", name,
+             ".arg_bytes is missing (a cuda package records its entry "
+             "points' argument sizes; recompile it with mixc)");
   std::string path = manifest.packagePath + "/" + *manifest.library;
   checkLibraryFile(path, manifest);
   handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char *why = ::dlerror();
-    fail(path,
-         ": cannot load the compiled code: ", why ? why : "unknown error");
+    fail(path, ": cannot load the compiled code: ", why ? why : "unknown error",
+         cuda ? " (a cuda package needs the NVIDIA driver's libcuda.so.1 and "
+                "the CUDA toolkit's libcublasLt: run it on a machine with an "
+                "NVIDIA GPU, or compile with --target cpu)"
+              : "");
+  }
+  if (cuda) {
+    device = std::make_unique<Device>();
+    auto symbol = [&](const char *name) {
+      void *fn = ::dlsym(handle, name);
+      if (!fn) {
+        ::dlclose(handle);
+        handle = nullptr;
+        fail(path, ": the cuda package's code has no '", name, "'");
+      }
+      return fn;
+    };
+    device->begin =
+        reinterpret_cast<void (*)(int)>(symbol("mixrt_device_begin"));
+    device->end = reinterpret_cast<int (*)()>(symbol("mixrt_device_end"));
+    device->error =
+        reinterpret_cast<const char *(*)()>(symbol("mixrt_device_error"));
+    device->alloc =
+        reinterpret_cast<void *(*)(uint64_t)>(symbol("mixrt_device_alloc"));
+    device->free =
+        reinterpret_cast<void (*)(void *)>(symbol("mixrt_device_free"));
+    device->upload = reinterpret_cast<int (*)(void *, const void *, uint64_t)>(
+        symbol("mixrt_device_upload"));
+    device->download =
+        reinterpret_cast<int (*)(void *, const void *, uint64_t)>(
+            symbol("mixrt_device_download"));
   }
   forwardEntry = lookup("mix_forward");
   gradEntry = lookup("mix_grad");
@@ -118,12 +181,47 @@ void CompiledModel::logits(const std::vector<const float *> &params,
   // The entry takes targets too (the same signature as forward); unused.
   std::vector<void *> args = packInputs(params, tokens, tokens, nullptr);
   args.push_back(out);
-  logitsEntry(args.data());
+  call(logitsEntry, "logits", 3, args.data(), args.size());
 }
 
-void CompiledModel::adamw(void **args) const { adamwEntry(args); }
+void CompiledModel::adamw(void **args) const {
+  call(adamwEntry, "adamw", 2, args, 0);
+}
+
+void CompiledModel::call(Entry entry, const char *name, int index, void **args,
+                         size_t numArgs) const {
+  if (!device) {
+    entry(args);
+    return;
+  }
+  const Manifest::EntryArgs &sizes = manifest.entryArgs.at(name);
+  if (numArgs != 0 && numArgs != sizes.bytes.size())
+    fail(manifest.manifestPath, ": entries.", name, ".arg_bytes has ",
+         sizes.bytes.size(), " arguments, but the entry point takes ", numArgs,
+         " (recompile the package with mixc)");
+  std::vector<void *> &buffers = device->buffers[name];
+  if (buffers.empty())
+    for (uint64_t bytes : sizes.bytes) {
+      void *b = device->alloc(bytes);
+      if (!b)
+        device->failWith(manifest, "allocating the arguments");
+      buffers.push_back(b);
+    }
+  for (size_t i = 0; i < sizes.numInputs; ++i)
+    if (device->upload(buffers[i], args[i], sizes.bytes[i]) != 0)
+      device->failWith(manifest, "copying the inputs");
+  device->begin(index);
+  entry(buffers.data());
+  if (device->end() != 0)
+    device->failWith(manifest, concat("the ", name, " step").c_str());
+  for (size_t i = sizes.numInputs; i < sizes.bytes.size(); ++i)
+    if (device->download(args[i], buffers[i], sizes.bytes[i]) != 0)
+      device->failWith(manifest, "copying the outputs");
+}
 
 CompiledModel::~CompiledModel() {
+  // The device buffers are freed by the library's code.
+  device.reset();
   if (handle)
     ::dlclose(handle);
 }
@@ -143,9 +241,7 @@ LossValues CompiledModel::forward(const std::vector<const float *> &params,
                                   const int32_t *targets) const {
   LossValues out;
   std::vector<void *> args = packInputs(params, tokens, targets, &out);
-  args.push_back(&out.ce);
-  args.push_back(&out.aux);
-  forwardEntry(args.data());
+  call(forwardEntry, "forward", 0, args.data(), args.size());
   return out;
 }
 
@@ -159,6 +255,6 @@ LossValues CompiledModel::grad(const std::vector<const float *> &params,
   std::vector<void *> args = packInputs(params, tokens, targets, &out);
   for (float *g : grads)
     args.push_back(g);
-  gradEntry(args.data());
+  call(gradEntry, "grad", 1, args.data(), args.size());
   return out;
 }

@@ -254,6 +254,36 @@ Manifest mixrt::parseManifest(const std::string &text,
                        Reader::show(*checksum));
     manifest.libraryChecksum = checksum->getString();
   }
+  if (const json::Value *entries = root.find("entries");
+      entries && entries->isObject()) {
+    for (const json::Member &member : entries->getObject()) {
+      const std::string &name = member.key;
+      const json::Value &entry = member.value;
+      const json::Value *bytes =
+          entry.isObject() ? entry.find("arg_bytes") : nullptr;
+      if (!bytes)
+        continue;
+      std::string key = "entries." + name + ".";
+      Manifest::EntryArgs args;
+      if (!bytes->isArray())
+        reader.error(*bytes, key + "arg_bytes",
+                     "expected an array of sizes, got " +
+                         Reader::describe(*bytes));
+      for (size_t i = 0; i < bytes->getArray().size(); ++i) {
+        const json::Value &b = bytes->getArray()[i];
+        if (!b.isInteger() || b.getInteger() < 1)
+          reader.error(b, concat(key, "arg_bytes[", i, "]"),
+                       "expected a positive integer, got " + Reader::show(b));
+        args.bytes.push_back(uint64_t(b.getInteger()));
+      }
+      args.numInputs = size_t(reader.getInteger(entry, key, "num_inputs", 0));
+      if (args.numInputs > args.bytes.size())
+        reader.error(*entry.find("num_inputs"), key + "num_inputs",
+                     concat("expected at most the ", args.bytes.size(),
+                            " arguments of arg_bytes"));
+      manifest.entryArgs[name] = std::move(args);
+    }
+  }
   return manifest;
 }
 

@@ -15,6 +15,9 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 
+#include <string>
+#include <vector>
+
 namespace mlir {
 namespace mix {
 
@@ -28,6 +31,18 @@ std::string entryPointSymbol(llvm::StringRef name);
 /// The memref argument types of each function, recorded after
 /// bufferization (results are out-parameters by then).
 using EntryPointTypes = llvm::StringMap<llvm::SmallVector<Type>>;
+
+/// The front both back ends share: folds sums into the products'
+/// accumulators, fuses elementwise ops, bufferizes with results as
+/// out-parameters, and frees what it allocates; records the entry points'
+/// memref signatures. Leaves linalg on memrefs.
+LogicalResult bufferizeForCodegen(ModuleOp module, EntryPointTypes &entryTypes,
+                                  TimingScope &timing);
+
+/// Runs the textual pass pipeline \p pipeline on \p module, timed under
+/// \p timing (any pass mlir-opt knows).
+LogicalResult runPipeline(ModuleOp module, llvm::StringRef pipeline,
+                          TimingScope &timing);
 
 /// Bufferizes `module` (linalg, tensor, arith, math, scf on tensors) and
 /// lowers it to the LLVM dialect, recording the entry points' memref
@@ -45,9 +60,11 @@ LogicalResult foldSumsIntoAccumulators(ModuleOp module);
 void outlineLoopNests(ModuleOp module);
 
 /// Replaces f32 linalg.matmul / linalg.batch_matmul on memrefs by calls of
-/// `mixrt_matmul` / `mixrt_batch_matmul` (C += A B, in the package's support
-/// code, through a oneDNN matmul primitive cached per call site).
-void convertMatmulsToLibraryCalls(ModuleOp module);
+/// `<prefix>matmul` / `<prefix>batch_matmul` (C += A B, in the package's
+/// support code: on the CPU a oneDNN matmul primitive cached per call site,
+/// on CUDA a cuBLASLt matmul). Each call's first argument numbers its site.
+void convertMatmulsToLibraryCalls(ModuleOp module,
+                                  llvm::StringRef prefix = "mixrt_");
 
 /// Replaces each function `name` by `llvm.func @mix_<name>(!llvm.ptr)`,
 /// which reads its memref arguments (one pointer each) from an array, so the
@@ -61,10 +78,22 @@ LogicalResult addPackedEntryPoints(ModuleOp module,
 /// `mixrt_batch_matmul` (see convertMatmulsToLibraryCalls) and `memrefCopy`.
 const char *getSupportSource();
 
+/// What the host code of a package is linked with.
+struct SupportCode {
+  /// C source compiled into the library.
+  const char *source;
+  /// Extra compiler flags (include paths) and libraries (-L, -l, -rpath).
+  std::vector<std::string> compileFlags, linkFlags;
+};
+
+/// The CPU package's support code: getSupportSource() and oneDNN.
+SupportCode getCPUSupportCode();
+
 /// Translates an LLVM-dialect module to LLVM IR, optimises it for the host
-/// CPU, and links it into the shared library `path`.
+/// CPU, and links it with \p support into the shared library `path`.
 llvm::Error emitSharedLibrary(ModuleOp module, llvm::StringRef path,
-                              unsigned optLevel, TimingScope &timing);
+                              unsigned optLevel, TimingScope &timing,
+                              const SupportCode &support = getCPUSupportCode());
 
 } // namespace mix
 } // namespace mlir

@@ -1,0 +1,94 @@
+//===- CUDACodegen.h - Linalg on tensors to sm_90 kernels -------*- C++ -*-===//
+//
+// The CUDA back end: the CPU back end's bufferization, then every linalg op
+// that is not a matrix product becomes a kernel (gpu.launch, outlined into
+// one gpu.module, lowered to NVVM, PTX 8.0 for sm_90 and a cubin by the
+// toolkit's ptxas), matrix products become cuBLASLt calls, and the host
+// side (allocations, launches, calls) is compiled into the package's shared
+// library with a small runtime over the CUDA driver API.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MIX_TARGET_CUDA_CUDACODEGEN_H
+#define MIX_TARGET_CUDA_CUDACODEGEN_H
+
+#include "mix/Target/CPU/CPUCodegen.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+
+#include <string>
+
+namespace mlir {
+namespace mix {
+
+/// The gpu.module every kernel ends up in.
+constexpr const char *kKernelModuleName = "mix_kernels";
+
+/// How cuBLASLt computes the matrix products (float32 accumulation always).
+enum class MatmulPrecision { TF32, BF16 };
+
+struct CUDAOptions {
+  /// The CUDA toolkit: bin/ptxas, include/, lib64/, nvvm/libdevice.
+  std::string toolkitPath = "/usr/local/cuda";
+  std::string chip = "sm_90";
+  std::string features = "+ptx80";
+  MatmulPrecision matmul = MatmulPrecision::TF32;
+};
+
+/// Finds the CUDA toolkit: \p requested if not empty, else $CUDA_HOME,
+/// $CUDA_PATH, /usr/local/cuda; it must hold bin/ptxas. Returns an error
+/// naming where it looked.
+llvm::Expected<std::string> findCUDAToolkit(llvm::StringRef requested);
+
+/// Adds the dialects and interfaces the CUDA back end needs.
+void registerCUDACodegenDialects(DialectRegistry &registry);
+
+/// memref.alloc/alloca/dealloc/copy/get_global of the host functions to
+/// device allocations, kernels and copies (mix-memory-to-device).
+LogicalResult moveMemoryToDevice(ModuleOp module);
+
+/// Moves linalg ops without a parallel loop into one-thread launches
+/// (mix-launch-serial-ops).
+void launchSerialOps(ModuleOp module);
+
+/// Each top-level scf.parallel of a host function to a flat 1-D gpu.launch
+/// (mix-parallel-loops-to-gpu).
+LogicalResult convertParallelLoopsToGPU(ModuleOp module);
+
+/// Moves every kernel into the gpu.module @mix_kernels
+/// (mix-merge-gpu-modules).
+LogicalResult mergeGPUModules(ModuleOp module);
+
+/// Creates a gpu.launch of \p blocks x \p threads (1-D) at \p b's insertion
+/// point, its body holding only the terminator.
+gpu::LaunchOp createFlatLaunch(OpBuilder &b, Location loc, int64_t blocks,
+                               int64_t threads);
+
+/// Bufferizes and lowers `module` to kernels in @mix_kernels (NVVM
+/// dialect, target attached) and host functions on the GPU dialect,
+/// recording the entry points' memref signatures.
+LogicalResult lowerToGPUDialect(ModuleOp module, EntryPointTypes &entryTypes,
+                                const CUDAOptions &options,
+                                TimingScope &timing);
+
+/// Serializes @mix_kernels to PTX (returned in \p ptx), assembles it with
+/// the toolkit's ptxas for the chip into a cubin (returned in \p cubin),
+/// and replaces the module by a gpu.binary holding the cubin.
+LogicalResult serializeKernels(ModuleOp module, const CUDAOptions &options,
+                               std::string &ptx, std::string &cubin,
+                               TimingScope &timing);
+
+/// Lowers the host side (launches, allocations, library calls) to the LLVM
+/// dialect with the bare-pointer calling convention.
+LogicalResult lowerHostToLLVMDialect(ModuleOp module, TimingScope &timing);
+
+/// The CUDA package's support code: the mgpu* runtime the lowered launches
+/// call, the device memory plan, cuBLASLt matrix products, and the
+/// mixrt_device_* functions the runtime moves data with.
+SupportCode getCUDASupportCode(const CUDAOptions &options);
+
+} // namespace mix
+} // namespace mlir
+
+#endif // MIX_TARGET_CUDA_CUDACODEGEN_H

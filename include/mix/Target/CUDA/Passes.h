@@ -1,0 +1,24 @@
+//===- Passes.h - CUDA code generation passes -------------------*- C++ -*-===//
+
+#ifndef MIX_TARGET_CUDA_PASSES_H
+#define MIX_TARGET_CUDA_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+namespace mix {
+
+#define GEN_PASS_DECL
+#include "mix/Target/CUDA/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "mix/Target/CUDA/Passes.h.inc"
+
+} // namespace mix
+} // namespace mlir
+
+#endif // MIX_TARGET_CUDA_PASSES_H

@@ -1,0 +1,81 @@
+//===- Passes.td - CUDA code generation passes -------------*- tablegen -*-===//
+//
+// The project's own steps of the CUDA lowering (linalg on memrefs to GPU
+// kernels and their host-side launches), as passes so that mix-opt and lit
+// can run each one alone. mixc runs them from lowerToGPUDialect.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MIX_TARGET_CUDA_PASSES_TD
+#define MIX_TARGET_CUDA_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def MixMemoryToDevicePass
+    : Pass<"mix-memory-to-device", "::mlir::ModuleOp"> {
+  let summary = "Put every buffer of the host functions in device memory";
+  let description = [{
+    In the functions of the module (the host side): `memref.alloc` and
+    `memref.alloca` become `gpu.alloc` (an alloca freed by `gpu.dealloc`
+    before each return), `memref.dealloc` becomes `gpu.dealloc`, and
+    `memref.copy` becomes `linalg.copy`, so that it runs as a kernel like any
+    other linalg op. A `memref.get_global` (a constant) becomes a device
+    buffer filled from the host constant by `gpu.memcpy`. After this pass the
+    host code only allocates, launches and calls; every value it names lives
+    on the device.
+
+    The allocations and copies take the asynchronous form (a stream from
+    `gpu.wait async`, waited for at once), the one `gpu-to-llvm` lowers; the
+    package's runtime issues everything on one in-order stream, so the
+    waits cost nothing.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
+def MixLaunchSerialOpsPass
+    : Pass<"mix-launch-serial-ops", "::mlir::ModuleOp"> {
+  let summary = "Run linalg ops without a parallel loop as one-thread kernels";
+  let description = [{
+    A linalg op on memrefs whose loops are all reductions (a sum to a
+    scalar: the loss, a norm) or that has no loops at all (a rank-0 update)
+    has nothing to spread over threads. It is moved into a `gpu.launch` of
+    one block of one thread, where it is later lowered to loops like any
+    other op. Ops with a parallel loop are left to
+    `mix-parallel-loops-to-gpu`.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def MixParallelLoopsToGPUPass
+    : Pass<"mix-parallel-loops-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Map each top-level scf.parallel onto a flat 1-D gpu.launch";
+  let description = [{
+    Every `scf.parallel` directly in a host function (constant bounds, as
+    every shape here is static) becomes a `gpu.launch` of
+    ceil(P / 256) blocks of min(P, 256) threads, P being the number of
+    iterations. Thread `t = blockIdx.x * blockDim.x + threadIdx.x` runs
+    iteration t (delinearized, row-major) if `t < P`. The loop body, with
+    its inner sequential loops (reductions), is the kernel body; a flat
+    mapping keeps consecutive threads on consecutive innermost indices, so
+    loads and stores of the innermost dimension coalesce.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def MixMergeGPUModulesPass
+    : Pass<"mix-merge-gpu-modules", "::mlir::ModuleOp"> {
+  let summary = "Gather every outlined kernel into one gpu.module";
+  let description = [{
+    `gpu-kernel-outlining` makes one `gpu.module` a kernel. This pass moves
+    every kernel into one module, `@mix_kernels` (renaming a kernel whose
+    name is taken), and points each `gpu.launch_func` at it, so that the
+    package has one PTX file, one `ptxas` run and one cubin to load.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+#endif // MIX_TARGET_CUDA_PASSES_TD
