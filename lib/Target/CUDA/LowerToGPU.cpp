@@ -118,7 +118,8 @@ LogicalResult mlir::mix::lowerToGPUDialect(ModuleOp module,
   }
   {
     TimingScope t = timing.nest("launch serial ops");
-    launchSerialOps(module);
+    if (failed(launchSerialOps(module)))
+      return failure();
   }
   if (failed(runPipeline(module, "convert-linalg-to-parallel-loops", timing)))
     return failure();

@@ -63,6 +63,11 @@ static Operation *copyToDevice(OpBuilder &b, Location loc, Value dst,
   return copy;
 }
 
+bool mlir::mix::isHostBookkeeping(MemRefType type) {
+  Type element = type.getElementType();
+  return element.isInteger(1) || element.isIndex();
+}
+
 LogicalResult mlir::mix::moveMemoryToDevice(ModuleOp module) {
   WalkResult result = module.walk([&](func::FuncOp fn) -> WalkResult {
     if (fn.isDeclaration())
@@ -76,6 +81,16 @@ LogicalResult mlir::mix::moveMemoryToDevice(ModuleOp module) {
     for (Operation *op : ops) {
       OpBuilder b(op);
       Location loc = op->getLoc();
+      // The deallocation lowering's bookkeeping (ownership flags, pointer
+      // lists) is host data the host code reads and writes itself.
+      auto isHost = [](Value v) {
+        return isHostBookkeeping(cast<MemRefType>(v.getType()));
+      };
+      if ((isa<memref::AllocOp, memref::AllocaOp>(op) &&
+           isHost(op->getResult(0))) ||
+          (isa<memref::DeallocOp>(op) && isHost(op->getOperand(0))) ||
+          (isa<memref::CopyOp>(op) && isHost(op->getOperand(1))))
+        continue;
       if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
         if (!alloc.getDynamicSizes().empty() ||
             !alloc.getSymbolOperands().empty())

@@ -45,3 +45,17 @@ func.func @stack(%out: memref<f32>) {
   // CHECK: return
   return
 }
+
+// The deallocation lowering's bookkeeping (i1 flags, index lists) is host
+// data: it stays where it is.
+// CHECK-LABEL: func.func @bookkeeping
+func.func @bookkeeping() {
+  // CHECK-NEXT: memref.alloca() : memref<4xi1>
+  // CHECK-NEXT: memref.alloc() : memref<2xindex>
+  // CHECK-NEXT: memref.dealloc
+  // CHECK-NEXT: return
+  %flags = memref.alloca() : memref<4xi1>
+  %list = memref.alloc() : memref<2xindex>
+  memref.dealloc %list : memref<2xindex>
+  return
+}

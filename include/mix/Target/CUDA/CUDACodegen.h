@@ -44,13 +44,20 @@ llvm::Expected<std::string> findCUDAToolkit(llvm::StringRef requested);
 /// Adds the dialects and interfaces the CUDA back end needs.
 void registerCUDACodegenDialects(DialectRegistry &registry);
 
+/// Whether buffers of \p type are the host's own bookkeeping (i1 and index
+/// elements: the ownership flags and pointer lists of the deallocation
+/// lowering), which stay in host memory. Model data is f32 and i32.
+bool isHostBookkeeping(MemRefType type);
+
 /// memref.alloc/alloca/dealloc/copy/get_global of the host functions to
 /// device allocations, kernels and copies (mix-memory-to-device).
 LogicalResult moveMemoryToDevice(ModuleOp module);
 
-/// Moves linalg ops without a parallel loop into one-thread launches
-/// (mix-launch-serial-ops).
-void launchSerialOps(ModuleOp module);
+/// Moves the device work no scf.parallel carries into launches
+/// (mix-launch-serial-ops): linalg ops without a parallel loop, and host
+/// loop nests that read or write device memory directly (one thread, or
+/// one thread an inner iteration where the nest provably allows it).
+LogicalResult launchSerialOps(ModuleOp module);
 
 /// Each top-level scf.parallel of a host function to a flat 1-D gpu.launch
 /// (mix-parallel-loops-to-gpu).

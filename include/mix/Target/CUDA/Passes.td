@@ -19,7 +19,9 @@ def MixMemoryToDevicePass
     `memref.alloca` become `gpu.alloc` (an alloca freed by `gpu.dealloc`
     before each return), `memref.dealloc` becomes `gpu.dealloc`, and
     `memref.copy` becomes `linalg.copy`, so that it runs as a kernel like any
-    other linalg op. A `memref.get_global` (a constant) becomes a device
+    other linalg op. Buffers of `i1` and `index` elements (the deallocation
+    lowering's bookkeeping, which the host reads and writes) stay in host
+    memory. A `memref.get_global` (a constant) becomes a device
     buffer filled from the host constant by `gpu.memcpy`. After this pass the
     host code only allocates, launches and calls; every value it names lives
     on the device.
@@ -35,17 +37,34 @@ def MixMemoryToDevicePass
 
 def MixLaunchSerialOpsPass
     : Pass<"mix-launch-serial-ops", "::mlir::ModuleOp"> {
-  let summary = "Run linalg ops without a parallel loop as one-thread kernels";
+  let summary = "Launch the device work that no parallel loop carries";
   let description = [{
-    A linalg op on memrefs whose loops are all reductions (a sum to a
-    scalar: the loss, a norm) or that has no loops at all (a rank-0 update)
-    has nothing to spread over threads. It is moved into a `gpu.launch` of
-    one block of one thread, where it is later lowered to loops like any
-    other op. Ops with a parallel loop are left to
-    `mix-parallel-loops-to-gpu`.
+    Two kinds of device work are left outside kernels once the linalg ops
+    with parallel loops are mapped, and both move into `gpu.launch`es:
+
+    * A linalg op on memrefs whose loops are all reductions (a sum to a
+      scalar: the loss, a norm) or that has no loops at all (a rank-0
+      update) runs as one block of one thread, where it is later lowered to
+      loops like any other op.
+    * A host loop nest from the tensor program that loads or stores device
+      memory itself (the embedding gradient's scatter-add over the tokens)
+      runs in a kernel: the outermost enclosing `scf.for`/`scf.if` that
+      holds no launch, call, allocation or linalg op moves in whole. For a
+      two-deep `scf.for` nest whose inner iterations provably touch
+      disjoint memory (every store, and every load of stored memory,
+      indexes its last dimension by the inner induction variable, and no
+      other view of stored memory is read), each inner iteration gets a
+      thread that runs the outer loop in order; otherwise the nest runs on
+      one thread.
+
+    Buffers of `i1` and `index` elements are the host's own bookkeeping
+    (the deallocation lowering's ownership flags and pointer lists) and
+    their loops stay on the host. A host loop with results, or a load at
+    the top level, that touches device memory is an error.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 def MixParallelLoopsToGPUPass
