@@ -553,6 +553,43 @@ static void matmul(int64_t site, int64_t batch, float *a, int64_t M,
             "cublasLtMatmul");
 }
 
+/* ---- Unloading --------------------------------------------------------- */
+
+__attribute__((destructor)) static void releaseDevice(void) {
+  for (int64_t i = 0; i < siteCapacity; ++i)
+    if (sites[i].ready) {
+      cublasLtMatrixLayoutDestroy(sites[i].a);
+      cublasLtMatrixLayoutDestroy(sites[i].b);
+      cublasLtMatrixLayoutDestroy(sites[i].c);
+      cublasLtMatmulDescDestroy(sites[i].desc);
+    }
+  free(sites);
+  sites = NULL;
+  siteCapacity = 0;
+  for (int e = 0; e < kMaxEntries; ++e) {
+    if (plans[e].pool && ready)
+      cuMemFree(plans[e].pool);
+    free(plans[e].blocks);
+    memset(&plans[e], 0, sizeof plans[e]);
+  }
+  free(recorded);
+  recorded = NULL;
+  recordedCount = recordedCapacity = 0;
+  if (ready) {
+    if (workspace)
+      cuMemFree(workspace);
+    if (lt)
+      cublasLtDestroy(lt);
+    cuStreamDestroy(stream);
+    CUdevice device;
+    if (cuCtxGetDevice(&device) == CUDA_SUCCESS)
+      cuDevicePrimaryCtxRelease(device);
+  }
+  workspace = 0;
+  lt = NULL;
+  ready = 0;
+}
+
 void mixrt_cuda_matmul(int64_t site, float *a, int64_t ao, int64_t m,
                        int64_t k, int64_t as0, int64_t as1, float *b,
                        int64_t bo, int64_t bk, int64_t n, int64_t bs0,

@@ -26,8 +26,10 @@ public:
   /// This process's rank in [0, getSize()).
   virtual int getRank() const = 0;
   virtual int getSize() const = 0;
-  /// The ranks running on this machine (for sharing its cores).
+  /// The ranks running on this machine (for sharing its cores), and this
+  /// rank's place among them (its GPU, one a rank).
   virtual int getLocalSize() const = 0;
+  virtual int getLocalRank() const = 0;
   /// "MPI" or "single process".
   virtual std::string getName() const = 0;
 

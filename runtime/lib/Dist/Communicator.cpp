@@ -26,6 +26,7 @@ public:
   int getRank() const override { return 0; }
   int getSize() const override { return 1; }
   int getLocalSize() const override { return 1; }
+  int getLocalRank() const override { return 0; }
   std::string getName() const override { return "single process"; }
   void allReduceSum(float *, size_t, const std::string &) override {}
   void allReduceSum(double *, size_t, const std::string &) override {}

@@ -30,6 +30,7 @@ public:
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank,
                         MPI_INFO_NULL, &local);
     MPI_Comm_size(local, &localSize);
+    MPI_Comm_rank(local, &localRank);
     MPI_Comm_free(&local);
   }
   ~MpiCommunicator() override { MPI_Finalize(); }
@@ -37,6 +38,7 @@ public:
   int getRank() const override { return rank; }
   int getSize() const override { return size; }
   int getLocalSize() const override { return localSize; }
+  int getLocalRank() const override { return localRank; }
   std::string getName() const override { return "MPI"; }
 
   void allReduceSum(float *data, size_t count,
@@ -103,7 +105,7 @@ private:
   }
 
   double timeout;
-  int rank = 0, size = 1, localSize = 1;
+  int rank = 0, size = 1, localSize = 1, localRank = 0;
 };
 } // namespace
 

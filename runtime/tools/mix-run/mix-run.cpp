@@ -352,6 +352,14 @@ static void shareCores(const Communicator &comm) {
   ::setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
 }
 
+/// Under several ranks, each uses its own GPU (a cuda package's
+/// MIXRT_CUDA_DEVICE), the local rank's, unless the user chose.
+static void assignDevices(const Communicator &comm) {
+  if (comm.getSize() == 1 || std::getenv("MIXRT_CUDA_DEVICE"))
+    return;
+  ::setenv("MIXRT_CUDA_DEVICE", std::to_string(comm.getLocalRank()).c_str(), 1);
+}
+
 /// Commands that only write an output (init, generate) run on rank 0.
 static int runOnRanks(const std::vector<std::string> &words) {
   bool dataParallel =
@@ -372,6 +380,7 @@ int main(int argc, char **argv) {
   }
   ranks = comm.get();
   shareCores(*comm);
+  assignDevices(*comm);
   int status = runToolMain(kTool, argc, argv, runOnRanks);
   // A rank that failed ends the others at once rather than leave them
   // waiting in a collective for the timeout.

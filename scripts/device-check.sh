@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+#===- scripts/device-check.sh - The CUDA path on a machine with an H200 ---===#
+#
+#   bash scripts/device-check.sh prepare   # here: compile, reference, pack
+#   bash scripts/device-check.sh run       # there: check, benchmark, report
+#
+# The device machine has no LLVM or MLIR, so `prepare` does everything that
+# needs them on this machine and packs it into device-check.tar.gz (carry
+# it): a mix-run built without MPI, cuda packages of every architecture,
+# their parameters, a batch, the CPU's gradients on it (the reference), the
+# benchmark packages and a slice of the Brown corpus. `run` unpacks it,
+# builds the cuBLASLt GEMM benchmark with nvcc (the only thing it compiles),
+# then:
+#   1. correctness: `mix-run grad` of each cuda package against the CPU's
+#      gradients, every tensor within its tolerance relative to the tensor's
+#      largest magnitude: 2e-2 for TF32 products (10-bit mantissa, errors
+#      of ~1e-3 a product compounding through the layers), 5e-2 for BF16
+#      (8-bit mantissa);
+#   2. throughput: `mix-run train` of dense and cMoLLM (N = 4) at the
+#      small benchmark size, tokens/s the median of steps 6-20;
+#   3. the mixture layer's achieved TFLOP/s (estimated from the step time
+#      cMoLLM adds to dense) against cuBLASLt's dense GEMM of the same FLOPs.
+# The report goes to $OUT/device-check.md (or device-check/results.md).
+#
+# MIX_DEVICE_CHECK_TARGET=cpu prepares cpu packages instead, so that `run`
+# can be tried end to end on a machine without a GPU (steps 1-2; no nvcc).
+#
+#===----------------------------------------------------------------------===#
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+mode=${1:-}
+dir=device-check
+target=${MIX_DEVICE_CHECK_TARGET:-cuda}
+
+# name | spec | batch | seq | extra mixc flags | tolerance
+checks=(
+  "dense|examples/tiny-dense.json|4|32||2e-2"
+  "cmollm-simple|examples/tiny-cmollm.json|4|32||2e-2"
+  "cmollm-simple-bf16|examples/tiny-cmollm.json|4|32|--gpu-matmul bf16|5e-2"
+  "cmollm-context-aware|examples/tiny-cmollm-context-aware.json|4|32||2e-2"
+  "cmollm-multi-head|examples/tiny-cmollm-multi-head.json|4|32||2e-2"
+  "cmollm-adaptive|examples/tiny-cmollm-adaptive.json|4|32||2e-2"
+  "parascale|examples/tiny-parascale.json|4|32||2e-2"
+  "altup|examples/tiny-altup.json|4|32||2e-2"
+)
+# The small benchmark size of docs/performance.md.
+small_dense='{"arch": "dense", "vocab_size": 256, "n_positions": 256, "n_layer": 4, "d_model": 256, "n_head": 4, "d_ff": 1024}'
+small_cmollm='{"arch": "cmollm", "vocab_size": 256, "n_positions": 256, "n_layer": 4, "d_model": 256, "n_head": 4, "d_ff": 1024, "cmollm": {"streams": 4, "gating": "simple"}}'
+
+prepare() {
+  local bin=build/bin
+  [ -x $bin/mixc ] || { echo "device-check: build first (scripts/build.sh)" >&2; exit 1; }
+  rm -rf $dir $dir.tar.gz
+  mkdir -p $dir/pkgs $dir/ref $dir/data $dir/bin $dir/src
+  echo "device-check: building mix-run without MPI for the device machine"
+  cmake -S runtime -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CXX_COMPILER=clang++-22 -DCMAKE_C_COMPILER=clang-22 \
+    -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DMIXRT_ENABLE_MPI=OFF \
+    -DMIXRT_BUILD_TESTS=OFF > build-device.log
+  ninja -C build-device mix-run >> build-device.log
+  cp build-device/bin/mix-run $dir/bin/ 2>/dev/null || cp build-device/mix-run $dir/bin/
+  for c in "${checks[@]}"; do
+    IFS='|' read -r name spec b s flags tol <<< "$c"
+    echo "device-check: $name"
+    # shellcheck disable=SC2086
+    $bin/mixc "$spec" --batch "$b" --seq "$s" --target "$target" $flags -o $dir/pkgs/$name.mixpkg
+    $bin/mixc "$spec" --batch "$b" --seq "$s" -o $dir/cpu.mixpkg
+    $bin/mix-run init $dir/cpu.mixpkg --out $dir/ref/$name.params.safetensors
+    python3 test/Runtime/Inputs/safetensors.py make $dir/ref/$name.batch.safetensors \
+      "tokens=I32:${b}x${s}:72,101,32,106,117,114,121,32,115,97,105,100,46,10" \
+      "targets=I32:${b}x${s}:101,32,106,117,114,121,32,115,97,105,100,46,10,84"
+    $bin/mix-run grad $dir/cpu.mixpkg --params $dir/ref/$name.params.safetensors \
+      --batch $dir/ref/$name.batch.safetensors --out $dir/ref/$name.grad.safetensors
+    echo "$tol" > $dir/ref/$name.tolerance
+    rm -rf $dir/cpu.mixpkg $dir/pkgs/$name.mixpkg/kernels.ptx $dir/pkgs/$name.mixpkg/kernels.cubin
+  done
+  echo "$small_dense" > $dir/small-dense.json
+  echo "$small_cmollm" > $dir/small-cmollm-n4.json
+  for m in small-dense small-cmollm-n4; do
+    echo "device-check: benchmark package $m"
+    $bin/mixc $dir/$m.json --batch 8 --seq 256 --target "$target" -o $dir/pkgs/$m.mixpkg
+    rm -f $dir/pkgs/$m.mixpkg/kernels.ptx $dir/pkgs/$m.mixpkg/kernels.cubin
+  done
+  [ -f data/brown/train.txt ] || bash scripts/fetch-data.sh
+  head -c 2000000 data/brown/train.txt > $dir/data/train.txt
+  head -c 300000 data/brown/val.txt > $dir/data/val.txt
+  cp benchmarks/device/gemm_bench.cu benchmarks/device/compare.py $dir/src/
+  echo "$target" > $dir/target
+  tar czf $dir.tar.gz $dir
+  echo "device-check: wrote $dir.tar.gz ($(du -h $dir.tar.gz | cut -f1)); carry it and run 'bash scripts/device-check.sh run'"
+}
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+
+run() {
+  [ -d $dir ] || tar xzf $dir.tar.gz
+  local out=${OUT:-$dir}
+  mkdir -p "$out"
+  local report=$out/device-check.md target
+  target=$(cat $dir/target)
+  local runner=$dir/bin/mix-run failures=0
+  {
+    echo "# Device check ($(date -u '+%Y-%m-%d %H:%M UTC'), target $target)"
+    echo
+    if command -v nvidia-smi > /dev/null; then
+      echo '```'
+      nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
+      echo '```'
+    fi
+    echo
+    echo "## Correctness: mix-run grad on the device against the CPU"
+    echo
+    echo '```'
+  } > "$report"
+  for c in "${checks[@]}"; do
+    IFS='|' read -r name _ <<< "$c"
+    local tol
+    tol=$(cat $dir/ref/$name.tolerance)
+    if ! "$runner" grad $dir/pkgs/$name.mixpkg --params $dir/ref/$name.params.safetensors \
+        --batch $dir/ref/$name.batch.safetensors --out $dir/$name.device.safetensors \
+        2> $dir/$name.log; then
+      echo "$name FAIL: $(tail -1 $dir/$name.log)" >> "$report"
+      failures=$((failures + 1))
+      continue
+    fi
+    python3 $dir/src/compare.py $dir/ref/$name.grad.safetensors $dir/$name.device.safetensors \
+      "$tol" "$name" >> "$report" || failures=$((failures + 1))
+  done
+  echo '```' >> "$report"
+
+  {
+    echo
+    echo "## Throughput: mix-run train at the small size (L=4, d=256, f=1024, B=8, S=256)"
+    echo
+    echo "| model | tokens/s (median of steps 6-20) | step ms |"
+    echo "|---|---:|---:|"
+  } >> "$report"
+  declare -A stepms
+  for m in small-dense small-cmollm-n4; do
+    rm -rf $dir/run-$m
+    if "$runner" train $dir/pkgs/$m.mixpkg --data $dir/data --steps 20 --eval-every 1000 \
+        --out $dir/run-$m 2> $dir/$m.train.log; then
+      local tps
+      tps=$(python3 -c "import json,sys; print('\n'.join(str(json.loads(l)['tokens_per_s']) for l in open(sys.argv[1]).readlines()[5:]))" \
+        $dir/run-$m/metrics.jsonl | median)
+      stepms[$m]=$(python3 -c "print(2048 / $tps * 1e3)")
+      printf '| %s | %.0f | %.2f |\n' "$m" "$tps" "${stepms[$m]}" >> "$report"
+    else
+      echo "| $m | FAIL: $(tail -1 $dir/$m.train.log) | |" >> "$report"
+      failures=$((failures + 1))
+    fi
+  done
+
+  if [ "$target" = cuda ] && command -v nvcc > /dev/null; then
+    nvcc -O2 -o $dir/gemm_bench $dir/src/gemm_bench.cu -lcublasLt
+    {
+      echo
+      echo "## The mixture layer against cuBLASLt's dense GEMM"
+      echo
+      echo "Mixture FLOPs a step: 6 T d N f a layer x 4 layers (T = 2048, d = 256, N = 4,"
+      echo "f = 1024). Its time is estimated as the step time cMoLLM adds to dense,"
+      echo "times N / (N - 1): dense's up-projection is one of cMoLLM's N. The GEMM"
+      echo "is the stacked up-projection's shape, T x N f x d."
+      echo
+      echo '```'
+      $dir/gemm_bench 2048 4096 256 tf32 || failures=$((failures + 1))
+      $dir/gemm_bench 2048 4096 256 bf16 || failures=$((failures + 1))
+      echo '```'
+    } >> "$report" 2>&1
+    local gemm
+    gemm=$($dir/gemm_bench 2048 4096 256 tf32 2> /dev/null | awk '{print $6}') || true
+    if [ -n "$gemm" ] && [ -n "${stepms[small-dense]:-}" ] && [ -n "${stepms[small-cmollm-n4]:-}" ]; then
+      python3 - "${stepms[small-dense]}" "${stepms[small-cmollm-n4]}" "$gemm" >> "$report" <<'PY'
+import sys
+dense, cmollm, gemm = map(float, sys.argv[1:])
+T, d, N, f, L = 2048, 256, 4, 1024, 4
+flops = 6 * T * d * N * f * L
+extra = cmollm - dense
+if extra <= 0:
+    print("\ncMoLLM's step was no slower than dense's; no estimate.")
+else:
+    # The N-proportional part: cMoLLM's mixture minus dense's one product.
+    est_ms = extra * N / (N - 1)
+    tflops = flops / (est_ms * 1e-3) / 1e12
+    print("\nEstimated mixture layer: %.2f ms a step, %.1f TFLOP/s; cuBLASLt TF32 GEMM of the same"
+          " shape: %.1f TFLOP/s (ratio %.2f)." % (est_ms, tflops, gemm, tflops / gemm))
+PY
+    fi
+  fi
+  echo >> "$report"
+  echo "failures: $failures" >> "$report"
+  cat "$report"
+  [ "$failures" -eq 0 ]
+}
+
+case "$mode" in
+  prepare) prepare ;;
+  run) run ;;
+  *) echo "usage: scripts/device-check.sh prepare|run (see the comment at the top)" >&2; exit 2 ;;
+esac
