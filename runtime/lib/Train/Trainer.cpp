@@ -532,12 +532,21 @@ int mixrt::train(const TrainOptions &o) {
         fail("step ", state.step, ": ", bad, " after the update",
              keptCheckpoint());
     }
+    if (root) {
+      // The metrics of the steps the checkpoint covers reach the disk
+      // first. A failed write (a full disk) leaves the last checkpoint as
+      // it was: the file is replaced only once the new one is complete.
+      metrics->sync();
+      try {
+        saveCheckpoint(ckptPath, manifest, state);
+      } catch (const Error &e) {
+        fail(e.what(), savedStep < 0
+                           ? std::string("; no checkpoint was written")
+                           : concat("; the checkpoint of step ", savedStep,
+                                    " is unchanged"));
+      }
+    }
     savedStep = state.step;
-    if (!root)
-      return;
-    // The metrics of the steps the checkpoint covers reach the disk first.
-    metrics->sync();
-    saveCheckpoint(ckptPath, manifest, state);
   };
 
   bool tty = root && ::isatty(STDERR_FILENO);
