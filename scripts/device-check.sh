@@ -62,6 +62,7 @@ prepare() {
   cp build-device/bin/mix-run $dir/bin/ 2>/dev/null || cp build-device/mix-run $dir/bin/
   for c in "${checks[@]}"; do
     IFS='|' read -r name spec b s flags tol <<< "$c"
+    [ "$target" = cuda ] || flags=""  # --gpu-matmul is for cuda only
     echo "device-check: $name"
     # shellcheck disable=SC2086
     $bin/mixc "$spec" --batch "$b" --seq "$s" --target "$target" $flags -o $dir/pkgs/$name.mixpkg

@@ -214,6 +214,9 @@ int main(int argc, char **argv) {
                 "IR)");
   if (target != Target::CUDA && (emit == Stage::GPU || emit == Stage::PTX))
     return fail("--emit=gpu and --emit=ptx need --target cuda");
+  if (target != Target::CUDA &&
+      (gpuMatmul.getNumOccurrences() || cudaPath.getNumOccurrences()))
+    return fail("--gpu-matmul and --cuda-path need --target cuda");
   CUDAOptions cuda;
   if (target == Target::CUDA) {
     llvm::Expected<std::string> toolkit = findCUDAToolkit(cudaPath);
