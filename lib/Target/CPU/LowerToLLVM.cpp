@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -159,6 +160,21 @@ LogicalResult mlir::mix::bufferizeForCodegen(ModuleOp module,
   return success();
 }
 
+/// Replaces exp, log and tanh by MLIR's polynomial approximations (a few
+/// ulp of float32): inline arithmetic that LLVM vectorizes with the rest
+/// of the loop, where a libm call (what convert-math-to-libm would emit)
+/// runs one element at a time and keeps the loop scalar. Measured before
+/// this: 14% of a training step in libm's expf/tanhf/logf.
+static LogicalResult approximateMath(ModuleOp module) {
+  RewritePatternSet patterns(module.getContext());
+  // The predicate sees operation names ("math.exp").
+  populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+    name.consume_front("math.");
+    return name == "exp" || name == "log" || name == "tanh";
+  });
+  return applyPatternsGreedily(module, std::move(patterns));
+}
+
 LogicalResult mlir::mix::lowerToLLVMDialect(ModuleOp module,
                                             EntryPointTypes &entryTypes,
                                             TimingScope &timing) {
@@ -172,6 +188,10 @@ LogicalResult mlir::mix::lowerToLLVMDialect(ModuleOp module,
   TimingScope outlineTimer = timing.nest("outline loop nests");
   outlineLoopNests(module);
   outlineTimer.stop();
+  TimingScope mathTimer = timing.nest("approximate exp, log, tanh");
+  if (failed(approximateMath(module)))
+    return failure();
+  mathTimer.stop();
   if (failed(runPipeline(module, kToLLVM, timing)))
     return failure();
   // What is left in the entry functions is straight-line glue around the
