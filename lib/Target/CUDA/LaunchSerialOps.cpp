@@ -29,8 +29,6 @@ namespace mlir::mix {
 #include "mix/Target/CUDA/Passes.h.inc"
 } // namespace mlir::mix
 
-static constexpr int64_t kBlockSize = 256;
-
 gpu::LaunchOp mlir::mix::createFlatLaunch(OpBuilder &b, Location loc,
                                           int64_t blocks, int64_t threads) {
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
@@ -44,6 +42,25 @@ gpu::LaunchOp mlir::mix::createFlatLaunch(OpBuilder &b, Location loc,
   b.setInsertionPointToEnd(&launch.getBody().front());
   gpu::TerminatorOp::create(b, loc);
   return launch;
+}
+
+Value mlir::mix::createGuardedFlatLaunch(OpBuilder &b, Location loc,
+                                         int64_t count) {
+  int64_t threads = std::min(count, kFlatBlockSize);
+  gpu::LaunchOp launch =
+      createFlatLaunch(b, loc, (count + threads - 1) / threads, threads);
+  b.setInsertionPoint(&launch.getBody().front().back());
+  Value id = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, launch.getBlockIds().x,
+                            launch.getBlockSize().x),
+      launch.getThreadIds().x);
+  Value inRange =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, id,
+                            arith::ConstantIndexOp::create(b, loc, count));
+  auto guard = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+  b.setInsertionPointToStart(&guard.getThenRegion().front());
+  return id;
 }
 
 /// The memref a load or store accesses, if it is device memory.
@@ -150,20 +167,7 @@ static void launchPerInnerIteration(scf::ForOp outer, scf::ForOp inner) {
   }
   Location loc = outer.getLoc();
   OpBuilder b(outer);
-  int64_t threads = std::min(count, kBlockSize);
-  gpu::LaunchOp launch =
-      createFlatLaunch(b, loc, (count + threads - 1) / threads, threads);
-  b.setInsertionPoint(&launch.getBody().front().back());
-  Value id = arith::AddIOp::create(
-      b, loc,
-      arith::MulIOp::create(b, loc, launch.getBlockIds().x,
-                            launch.getBlockSize().x),
-      launch.getThreadIds().x);
-  Value inRange =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, id,
-                            arith::ConstantIndexOp::create(b, loc, count));
-  auto guard = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
-  b.setInsertionPointToStart(&guard.getThenRegion().front());
+  Value id = createGuardedFlatLaunch(b, loc, count);
   Value iv = arith::AddIOp::create(
       b, loc, arith::ConstantIndexOp::create(b, loc, lower),
       arith::MulIOp::create(b, loc, id,

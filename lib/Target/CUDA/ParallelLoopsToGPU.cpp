@@ -22,9 +22,6 @@ namespace mlir::mix {
 #include "mix/Target/CUDA/Passes.h.inc"
 } // namespace mlir::mix
 
-/// Threads a block: enough to hide latency, few enough for many blocks.
-static constexpr int64_t kBlockSize = 256;
-
 static LogicalResult convert(scf::ParallelOp loop) {
   if (!loop.getInitVals().empty())
     return loop.emitError("scf.parallel with reductions is not supported on "
@@ -52,23 +49,11 @@ static LogicalResult convert(scf::ParallelOp loop) {
     loop.erase();
     return success();
   }
-  int64_t threads = std::min(total, kBlockSize);
-  int64_t blocks = (total + threads - 1) / threads;
-  if (blocks > (int64_t(1) << 31) - 1)
+  int64_t threads = std::min(total, kFlatBlockSize);
+  if ((total + threads - 1) / threads > (int64_t(1) << 31) - 1)
     return loop.emitError("scf.parallel of ")
            << total << " iterations exceeds one launch's grid";
-  gpu::LaunchOp launch = createFlatLaunch(b, loc, blocks, threads);
-  b.setInsertionPoint(&launch.getBody().front().back());
-  Value id = arith::AddIOp::create(
-      b, loc,
-      arith::MulIOp::create(b, loc, launch.getBlockIds().x,
-                            launch.getBlockSize().x),
-      launch.getThreadIds().x);
-  Value inRange =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, id,
-                            arith::ConstantIndexOp::create(b, loc, total));
-  auto guard = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
-  b.setInsertionPointToStart(&guard.getThenRegion().front());
+  Value id = createGuardedFlatLaunch(b, loc, total);
   // Row-major: the last induction variable varies fastest.
   IRMapping map;
   Value rest = id;

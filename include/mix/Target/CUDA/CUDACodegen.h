@@ -72,6 +72,14 @@ LogicalResult mergeGPUModules(ModuleOp module);
 gpu::LaunchOp createFlatLaunch(OpBuilder &b, Location loc, int64_t blocks,
                                int64_t threads);
 
+/// Threads a block of a flat launch.
+constexpr int64_t kFlatBlockSize = 256;
+
+/// Creates a flat launch with one thread an index of [0, count) (blocks of
+/// kFlatBlockSize) and sets \p b inside `if (t < count)`, t the thread's
+/// flat index, which it returns. \p count must fit one launch's grid.
+Value createGuardedFlatLaunch(OpBuilder &b, Location loc, int64_t count);
+
 /// Bufferizes and lowers `module` to kernels in @mix_kernels (NVVM
 /// dialect, target attached) and host functions on the GPU dialect,
 /// recording the entry points' memref signatures.
