@@ -24,8 +24,9 @@ namespace {
 class ModelBuilder {
 public:
   ModelBuilder(MLIRContext *ctx, const ModelSpec &spec, int64_t batch,
-               int64_t seq)
-      : b(ctx), loc(b.getUnknownLoc()), spec(spec), batch(batch), seq(seq) {}
+               int64_t seq, int64_t streamShards)
+      : b(ctx), loc(b.getUnknownLoc()), spec(spec), batch(batch), seq(seq),
+        streamShards(streamShards) {}
 
   OwningOpRef<ModuleOp> build();
 
@@ -105,7 +106,7 @@ private:
   OpBuilder b;
   Location loc;
   const ModelSpec &spec;
-  int64_t batch, seq;
+  int64_t batch, seq, streamShards;
   llvm::StringMap<Value> params;
 };
 } // namespace
@@ -178,9 +179,28 @@ Value ModelBuilder::cmollmFFN(Value m, const std::string &p, Value &aux) {
   }
   SmallVector<int64_t> us(lead);
   us.push_back(f);
-  Value u = MixtureOp::create(b, at(p + "mlp"), f32(us), m, g,
-                              param(p + "mlp.kernels"),
-                              param(p + "mlp.kernel_bias"), Value());
+  Value u;
+  if (streamShards == 1) {
+    u = MixtureOp::create(b, at(p + "mlp"), f32(us), m, g,
+                          param(p + "mlp.kernels"),
+                          param(p + "mlp.kernel_bias"), Value());
+  } else {
+    // This rank's streams' share of the mixture (Megatron-style: the input
+    // and gate are replicated, their gradients summed over the ranks; the
+    // partial sums of U are summed over the ranks).
+    Location ml = at(p + "mlp.shard");
+    Value mine = GradAllReduceOp::create(b, ml, m.getType(), m);
+    Value gate = GradAllReduceOp::create(b, ml, g.getType(), g);
+    SmallVector<int64_t> gs(shape(g));
+    gs.back() /= streamShards;
+    gate =
+        RankSliceOp::create(b, ml, f32(gs), gate,
+                            static_cast<int64_t>(gs.size()) - 1, streamShards);
+    Value partial = MixtureOp::create(b, at(p + "mlp"), f32(us), mine, gate,
+                                      param(p + "mlp.kernels"),
+                                      param(p + "mlp.kernel_bias"), Value());
+    u = AllReduceOp::create(b, ml, partial.getType(), partial);
+  }
   if (shift)
     u = binary<AddOp>(u, shift);
   Value act = GeluOp::create(b, loc, u);
@@ -218,16 +238,23 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
 
   std::vector<ParamInfo> table = paramTable(spec);
   SmallVector<Type> inputs;
-  for (const ParamInfo &pi : table)
-    inputs.push_back(f32(pi.shape));
+  for (const ParamInfo &pi : table) {
+    SmallVector<int64_t> s(pi.shape);
+    if (pi.perStream)
+      s[0] /= streamShards;
+    inputs.push_back(f32(s));
+  }
   auto tokenType = RankedTensorType::get({batch, seq}, b.getI32Type());
   inputs.push_back(tokenType);
   inputs.push_back(tokenType);
   Type scalar = f32({});
   auto func = func::FuncOp::create(
       b, loc, "forward", b.getFunctionType(inputs, {scalar, scalar, scalar}));
-  for (auto [i, pi] : llvm::enumerate(table))
+  for (auto [i, pi] : llvm::enumerate(table)) {
     func.setArgAttr(i, kParamNameAttr, b.getStringAttr(pi.name));
+    if (pi.perStream && streamShards > 1)
+      func.setArgAttr(i, kStreamShardsAttr, b.getI64IntegerAttr(streamShards));
+  }
   func.setArgAttr(table.size(), kParamNameAttr, b.getStringAttr("tokens"));
   func.setArgAttr(table.size() + 1, kParamNameAttr, b.getStringAttr("targets"));
   Block *entry = func.addEntryBlock();
@@ -329,6 +356,10 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
 
 OwningOpRef<ModuleOp> mlir::mix::buildModel(MLIRContext *context,
                                             const ModelSpec &spec,
-                                            int64_t batch, int64_t seq) {
-  return ModelBuilder(context, spec, batch, seq).build();
+                                            int64_t batch, int64_t seq,
+                                            int64_t streamShards) {
+  assert((streamShards == 1 || (spec.arch == Arch::CMoLLM &&
+                                spec.cmollm.streams % streamShards == 0)) &&
+         "stream shards must divide the cMoLLM streams");
+  return ModelBuilder(context, spec, batch, seq, streamShards).build();
 }

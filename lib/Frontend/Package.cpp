@@ -50,6 +50,8 @@ llvm::json::Value mlir::mix::manifestJSON(const PackageContents &c) {
       o["std"] = p.scale;
     if (p.init == ParamInfo::Init::Uniform)
       o["bound"] = p.scale;
+    if (p.perStream && c.streamShards > 1)
+      o["stream_shards"] = c.streamShards;
     params.push_back(std::move(o));
   }
   Object manifest{{"format", "mixpkg"},
@@ -60,6 +62,8 @@ llvm::json::Value mlir::mix::manifestJSON(const PackageContents &c) {
                   {"seq", c.seq},
                   {"spec", c.spec.toJSON()},
                   {"params", std::move(params)}};
+  if (c.streamShards > 1)
+    manifest["stream_shards"] = c.streamShards;
   if (!c.library.empty()) {
     manifest["library"] = c.library;
     // Each entry point: void mix_<name>(void **args), with args pointing

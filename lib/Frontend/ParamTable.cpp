@@ -85,6 +85,8 @@ std::vector<ParamInfo> TableBuilder::build() {
       add(p + "mlp.kernels", {n, f, d}, ParamInfo::Init::Uniform,
           std::sqrt(6.0 / static_cast<double>(d + f)));
       add(p + "mlp.kernel_bias", {n, f}, ParamInfo::Init::Zeros);
+      table[table.size() - 2].perStream = true;
+      table.back().perStream = true;
       if (spec.cmollm.gating == Gating::MultiHead) {
         int64_t gh = spec.cmollm.gateHeads;
         add(p + "mlp.gate.weight", {gh, n, d / gh}, ParamInfo::Init::Normal,

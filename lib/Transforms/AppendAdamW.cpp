@@ -70,11 +70,21 @@ struct AppendAdamWPass : mix::impl::MixAppendAdamWPassBase<AppendAdamWPass> {
     Value lr = hyperAt(0), bc1 = hyperAt(1), bc2 = hyperAt(2);
 
     // Global norm of all gradients; clip coefficient min(1, max/(norm+1e-6)).
-    Value sumSq;
+    // A parameter sharded over the stream ranks (kStreamShardsAttr) holds
+    // only this rank's part: the squares of those gradients are summed over
+    // the ranks, those of the replicated ones (equal on every rank) not.
+    Value sumSq, shardedSumSq;
     for (int64_t i = 0; i < n; ++i) {
       Value g = arg(1, i);
       Value s = pb.sumAll(pb.mul(g, g));
-      sumSq = sumSq ? pb.add(sumSq, s) : s;
+      Value &into =
+          forward.getArgAttr(i, kStreamShardsAttr) ? shardedSumSq : sumSq;
+      into = into ? pb.add(into, s) : s;
+    }
+    if (shardedSumSq) {
+      shardedSumSq =
+          AllReduceOp::create(fb, loc, shardedSumSq.getType(), shardedSumSq);
+      sumSq = sumSq ? pb.add(sumSq, shardedSumSq) : shardedSumSq;
     }
     Value norm = pb.unary<SqrtOp>(sumSq);
     Value ratio =

@@ -162,6 +162,30 @@ LogicalResult Adjoints::backprop(Operation *op, Value dy) {
                    pb.slice(dy, dim, o.getOffset(), shape(o.getInput())[dim]));
         return success();
       })
+      // The collective pair of stream parallelism (Megatron's g and f): each
+      // one's adjoint is the other.
+      .Case([&](AllReduceOp o) {
+        accumulate(o.getInput(), dy);
+        return success();
+      })
+      .Case([&](GradAllReduceOp o) {
+        accumulate(o.getInput(), AllReduceOp::create(pb.builder(), pb.getLoc(),
+                                                     dy.getType(), dy));
+        return success();
+      })
+      .Case([&](RankSliceOp o) {
+        accumulate(o.getInput(), RankPadOp::create(pb.builder(), pb.getLoc(),
+                                                   o.getInput().getType(), dy,
+                                                   o.getDim(), o.getShards()));
+        return success();
+      })
+      .Case([&](RankPadOp o) {
+        accumulate(o.getInput(),
+                   RankSliceOp::create(pb.builder(), pb.getLoc(),
+                                       o.getInput().getType(), dy, o.getDim(),
+                                       o.getShards()));
+        return success();
+      })
       .Case([&](ConcatOp o) {
         int64_t dim = o.getDim(), n = shape(o.getLhs())[dim];
         accumulate(o.getLhs(), pb.slice(dy, dim, 0, n));

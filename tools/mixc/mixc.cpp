@@ -99,6 +99,12 @@ static cl::opt<MatmulPrecision> gpuMatmul(
                clEnumValN(MatmulPrecision::BF16, "bf16", "BF16")),
     cl::init(MatmulPrecision::TF32), cl::cat(category));
 
+static cl::opt<int64_t>
+    streamShards("stream-shards",
+                 cl::desc("Shard cMoLLM's stream kernels over R ranks (stream "
+                          "parallelism): run the package with mpirun -np R"),
+                 cl::value_desc("R"), cl::init(1), cl::cat(category));
+
 static cl::opt<bool>
     timePhases("time-phases",
                cl::desc("Print the time each phase and pass took (to stderr)"),
@@ -217,6 +223,22 @@ int main(int argc, char **argv) {
   if (target != Target::CUDA &&
       (gpuMatmul.getNumOccurrences() || cudaPath.getNumOccurrences()))
     return fail("--gpu-matmul and --cuda-path need --target cuda");
+  if (streamShards < 1)
+    return fail("--stream-shards must be at least 1, got " +
+                llvm::Twine(streamShards));
+  if (streamShards > 1) {
+    if (spec->arch != Arch::CMoLLM)
+      return fail("--stream-shards shards cMoLLM's stream kernels; '" +
+                  inputFile + "' is not a cmollm model");
+    if (spec->cmollm.streams % streamShards != 0)
+      return fail("--stream-shards " + llvm::Twine(streamShards) +
+                  " does not divide cmollm.streams = " +
+                  llvm::Twine(spec->cmollm.streams) + " in '" + inputFile +
+                  "'");
+    if (target == Target::CUDA)
+      return fail("--stream-shards is not yet supported with --target cuda "
+                  "(the collectives are CPU-only)");
+  }
   CUDAOptions cuda;
   if (target == Target::CUDA) {
     llvm::Expected<std::string> toolkit = findCUDAToolkit(cudaPath);
@@ -261,7 +283,8 @@ int main(int argc, char **argv) {
   timing.setEnabled(timePhases);
   TimingScope root = timing.getRootScope();
   TimingScope buildTimer = root.nest("build the model");
-  OwningOpRef<ModuleOp> module = buildModel(&context, *spec, batch, seq);
+  OwningOpRef<ModuleOp> module =
+      buildModel(&context, *spec, batch, seq, streamShards);
   buildTimer.stop();
   if (failed(verify(*module)))
     return fail("internal error: the model built from '" + inputFile +
@@ -318,8 +341,10 @@ int main(int argc, char **argv) {
     return 0;
   // Parameter names live in the manifest; the code needs only positions.
   module->walk([](func::FuncOp f) {
-    for (unsigned i = 0, e = f.getNumArguments(); i < e; ++i)
+    for (unsigned i = 0, e = f.getNumArguments(); i < e; ++i) {
       f.removeArgAttr(i, kParamNameAttr);
+      f.removeArgAttr(i, kStreamShardsAttr);
+    }
   });
   trainingTimer.stop();
   PassManager lower(&context);
@@ -347,6 +372,7 @@ int main(int argc, char **argv) {
 
   TimingScope packageTimer = root.nest("write the package");
   PackageContents contents{*spec, batch, seq, "cpu", *proved, "model.so"};
+  contents.streamShards = streamShards;
   if (llvm::Error e =
           writePackage(outputPath, contents, [&](llvm::StringRef dir) {
             return emitSharedLibrary(*module, (dir + "/model.so").str(),

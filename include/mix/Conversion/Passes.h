@@ -8,8 +8,10 @@
 #define MIX_CONVERSION_PASSES_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
@@ -23,6 +25,13 @@ namespace mix {
 
 #define GEN_PASS_REGISTRATION
 #include "mix/Conversion/Passes.h.inc"
+
+/// The support-code functions a stream-sharded model calls:
+/// `int64_t mix_comm_rank(void)`, this process's stream rank, and
+/// `void mix_comm_all_reduce(float *base, int64_t offset, int64_t count)`,
+/// the in-place sum over the ranks of `count` floats at `base + offset`.
+inline constexpr llvm::StringLiteral kCommRank = "mix_comm_rank";
+inline constexpr llvm::StringLiteral kCommAllReduce = "mix_comm_all_reduce";
 
 /// Patterns lowering the primitive mix ops to linalg, tensor, arith, math
 /// and scf on tensors.

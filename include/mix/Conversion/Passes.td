@@ -24,7 +24,9 @@ def ConvertMixToLinalgPass : Pass<"convert-mix-to-linalg"> {
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
-                           "::mlir::scf::SCFDialect"];
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 #endif // MIX_CONVERSION_PASSES_TD

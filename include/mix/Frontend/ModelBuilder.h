@@ -23,8 +23,13 @@ inline constexpr llvm::StringLiteral kParamNameAttr = "mix.param";
 /// for fixed `batch` and `seq`, and `@logits` with the same arguments
 /// returning the logits (B,S,V); parameters come in paramTable(spec) order,
 /// each argument tagged with its name.
+/// Builds @forward and @logits of \p spec for a (batch, seq) batch. With
+/// \p streamShards > 1 (cMoLLM only, dividing the streams), each rank holds
+/// 1/streamShards of every layer's stream kernels: it computes its streams'
+/// share of the mixture, and `mix.all_reduce` sums the shares.
 OwningOpRef<ModuleOp> buildModel(MLIRContext *context, const ModelSpec &spec,
-                                 int64_t batch, int64_t seq);
+                                 int64_t batch, int64_t seq,
+                                 int64_t streamShards = 1);
 
 } // namespace mix
 } // namespace mlir

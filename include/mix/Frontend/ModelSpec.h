@@ -70,6 +70,9 @@ struct ParamInfo {
   /// Standard deviation (Normal) or bound (Uniform).
   double scale = 0;
   bool decay = false;
+  /// One slice a cMoLLM stream along dimension 0 (`mlp.kernels`,
+  /// `mlp.kernel_bias`): what `mixc --stream-shards` splits over ranks.
+  bool perStream = false;
   int64_t numElements() const;
 };
 

@@ -40,6 +40,9 @@ struct PackageContents {
     int64_t numInputs = 0;
   };
   std::map<std::string, EntryArgs> entryArgs = {};
+  /// The ranks the stream kernels are sharded over (mixc --stream-shards):
+  /// recorded as `stream_shards`, at the top and on each sharded parameter.
+  int64_t streamShards = 1;
 };
 
 /// The manifest of a package, as JSON.

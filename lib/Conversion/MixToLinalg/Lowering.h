@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir {
@@ -53,10 +54,23 @@ Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
 /// of elements, through tensor.collapse_shape / tensor.expand_shape.
 Value reshape(OpBuilder &b, Location loc, Value v, RankedTensorType type);
 
+/// Offsets, sizes and strides selecting a part of shape `small` that starts
+/// at `offset` along dimension `dim` and at 0 along the others.
+struct SliceParams {
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  SliceParams(OpBuilder &b, ArrayRef<int64_t> small, int64_t dim,
+              OpFoldResult offset);
+};
+
 void populateElementwisePatterns(RewritePatternSet &patterns);
 void populateStructuredPatterns(RewritePatternSet &patterns);
 void populateShapePatterns(RewritePatternSet &patterns);
 void populateIndexingPatterns(RewritePatternSet &patterns);
+void populateCollectivePatterns(RewritePatternSet &patterns);
+
+/// Declares the support code's collective functions (kCommRank,
+/// kCommAllReduce) in \p module, where they are not yet.
+void declareCollectives(ModuleOp module);
 
 } // namespace lowering
 } // namespace mix

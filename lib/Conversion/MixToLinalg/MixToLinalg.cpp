@@ -26,12 +26,29 @@ void mlir::mix::populateMixToLinalgPatterns(RewritePatternSet &patterns) {
   lowering::populateStructuredPatterns(patterns);
   lowering::populateShapePatterns(patterns);
   lowering::populateIndexingPatterns(patterns);
+  lowering::populateCollectivePatterns(patterns);
 }
 
 namespace {
 struct ConvertMixToLinalgPass
     : mix::impl::ConvertMixToLinalgPassBase<ConvertMixToLinalgPass> {
   void runOnOperation() override {
+    bool collectives = false;
+    getOperation()->walk([&](Operation *op) {
+      collectives |= isa<AllReduceOp, RankSliceOp, RankPadOp>(op);
+    });
+    if (collectives) {
+      auto module = dyn_cast<ModuleOp>(getOperation());
+      if (!module)
+        module = getOperation()->getParentOfType<ModuleOp>();
+      if (!module) {
+        getOperation()->emitOpError(
+            "has stream-parallel collectives but is not in a module, where "
+            "their runtime functions would be declared");
+        return signalPassFailure();
+      }
+      lowering::declareCollectives(module);
+    }
     RewritePatternSet patterns(&getContext());
     populateMixToLinalgPatterns(patterns);
     GreedyRewriteConfig config;
@@ -40,7 +57,8 @@ struct ConvertMixToLinalgPass
             applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       return signalPassFailure();
     WalkResult left = getOperation()->walk([](Operation *op) {
-      if (isa<MixDialect>(op->getDialect())) {
+      // A sum over ranks stays for the target's bufferization.
+      if (isa<MixDialect>(op->getDialect()) && !isa<AllReduceOp>(op)) {
         op->emitOpError("was not lowered to linalg (is it a model-level op? "
                         "run mix-decompose first)");
         return WalkResult::interrupt();

@@ -49,6 +49,17 @@ Value lowering::reshape(OpBuilder &b, Location loc, Value v,
   return tensor::ExpandShapeOp::create(b, loc, type, flat, all(type.getRank()));
 }
 
+lowering::SliceParams::SliceParams(OpBuilder &b, ArrayRef<int64_t> small,
+                                   int64_t dim, OpFoldResult offset) {
+  for (auto [i, s] : llvm::enumerate(small)) {
+    offsets.push_back(static_cast<int64_t>(i) == dim
+                          ? offset
+                          : OpFoldResult(b.getIndexAttr(0)));
+    sizes.push_back(b.getIndexAttr(s));
+    strides.push_back(b.getIndexAttr(1));
+  }
+}
+
 namespace {
 struct ReshapePattern : OpRewritePattern<ReshapeOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -60,26 +71,13 @@ struct ReshapePattern : OpRewritePattern<ReshapeOp> {
   }
 };
 
-/// Offsets, sizes and strides selecting `[offset, offset + size)` of `dim`.
-struct SliceParams {
-  SmallVector<OpFoldResult> offsets, sizes, strides;
-  SliceParams(OpBuilder &b, ArrayRef<int64_t> small, int64_t dim,
-              int64_t offset) {
-    for (auto [i, s] : llvm::enumerate(small)) {
-      offsets.push_back(
-          b.getIndexAttr(static_cast<int64_t>(i) == dim ? offset : 0));
-      sizes.push_back(b.getIndexAttr(s));
-      strides.push_back(b.getIndexAttr(1));
-    }
-  }
-};
-
 struct SlicePattern : OpRewritePattern<SliceOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SliceOp op,
                                 PatternRewriter &rewriter) const override {
     RankedTensorType out = tensorType(op.getResult());
-    SliceParams p(rewriter, out.getShape(), op.getDim(), op.getOffset());
+    SliceParams p(rewriter, out.getShape(), op.getDim(),
+                  rewriter.getIndexAttr(op.getOffset()));
     rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
         op, out, op.getInput(), p.offsets, p.sizes, p.strides);
     return success();
@@ -93,7 +91,7 @@ struct PadPattern : OpRewritePattern<PadOp> {
     Location loc = op.getLoc();
     RankedTensorType out = tensorType(op.getResult());
     SliceParams p(rewriter, tensorType(op.getInput()).getShape(), op.getDim(),
-                  op.getOffset());
+                  rewriter.getIndexAttr(op.getOffset()));
     rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(
         op, op.getInput(), filled(rewriter, loc, out, 0.0), p.offsets, p.sizes,
         p.strides);
@@ -109,9 +107,9 @@ struct ConcatPattern : OpRewritePattern<ConcatOp> {
     RankedTensorType out = tensorType(op.getResult());
     int64_t dim = op.getDim();
     ArrayRef<int64_t> left = tensorType(op.getLhs()).getShape();
-    SliceParams pl(rewriter, left, dim, 0);
+    SliceParams pl(rewriter, left, dim, rewriter.getIndexAttr(0));
     SliceParams pr(rewriter, tensorType(op.getRhs()).getShape(), dim,
-                   left[dim]);
+                   rewriter.getIndexAttr(left[dim]));
     Value r = tensor::InsertSliceOp::create(rewriter, loc, op.getLhs(),
                                             empty(rewriter, loc, out),
                                             pl.offsets, pl.sizes, pl.strides);

@@ -88,6 +88,7 @@ void mlir::mix::registerCPUCodegenDialects(DialectRegistry &registry) {
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);
+  registerCollectiveBufferization(registry);
 }
 
 /// Registers the upstream passes the pipeline names, once.

@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -43,6 +44,20 @@ static std::string printedBody(func::FuncOp fn) {
   return text;
 }
 
+/// Whether \p v can be an argument under the bare-pointer calling
+/// convention: a memref of static shape, strides and offset, or no memref.
+static bool passesAsPointer(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  if (!type)
+    return true;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return type.hasStaticShape() &&
+         succeeded(type.getStridesAndOffset(strides, offset)) &&
+         !ShapedType::isDynamic(offset) &&
+         llvm::none_of(strides, ShapedType::isDynamic);
+}
+
 /// Outlines `loop` into `@<name>` (or reuses an identical function),
 /// replacing it by a call.
 static void outline(scf::ForOp loop, StringRef name, OpBuilder &moduleBuilder,
@@ -52,16 +67,33 @@ static void outline(scf::ForOp loop, StringRef name, OpBuilder &moduleBuilder,
   for (Value v : loop->getOperands())
     captured.insert(v);
 
-  // Constants are cloned in; everything else becomes an argument.
+  // Constants are cloned in, and so are views whose layout is known only
+  // at run time (a stream rank's slice at a computed offset): under the
+  // bare-pointer calling convention a memref argument must have a static
+  // layout, so such a view is rebuilt inside from what it is computed
+  // from. Everything else becomes an argument.
   SmallVector<Value> args;
-  SmallVector<Operation *> constants;
-  for (Value v : captured) {
+  SmallVector<Operation *> constants, views;
+  llvm::SetVector<Value> work(captured.begin(), captured.end());
+  for (size_t i = 0; i < work.size(); ++i) {
+    Value v = work[i];
     Operation *def = v.getDefiningOp();
-    if (def && def->hasTrait<OpTrait::ConstantLike>())
+    if (def && def->hasTrait<OpTrait::ConstantLike>()) {
       constants.push_back(def);
-    else
+    } else if (def &&
+               isa<memref::SubViewOp, memref::CollapseShapeOp,
+                   memref::ExpandShapeOp, memref::CastOp>(def) &&
+               !passesAsPointer(v)) {
+      views.push_back(def);
+      for (Value operand : def->getOperands())
+        work.insert(operand);
+    } else {
       args.push_back(v);
+    }
   }
+  // In program order, so each view follows what it is computed from.
+  llvm::sort(views,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   SmallVector<Type> argTypes;
   for (Value v : args)
     argTypes.push_back(v.getType());
@@ -74,6 +106,8 @@ static void outline(scf::ForOp loop, StringRef name, OpBuilder &moduleBuilder,
     map.map(v, arg);
   for (Operation *c : constants)
     b.clone(*c, map);
+  for (Operation *view : views)
+    b.clone(*view, map);
   Operation *clone = b.clone(*loop, map);
   func::ReturnOp::create(b, loop.getLoc(), clone->getResults());
 

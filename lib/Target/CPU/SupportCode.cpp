@@ -1,7 +1,8 @@
 //===- SupportCode.cpp - C support code linked into every package ---------===//
 //
 // The package's small C runtime: the matrix-product entry points the
-// lowered code calls (through oneDNN), and `memrefCopy` for strided copies,
+// lowered code calls (through oneDNN), `memrefCopy` for strided copies, the
+// stream-parallel collectives the runtime connects (`mix_set_communicator`),
 // compiled into every package so the runtime needs no MLIR library.
 //
 //===----------------------------------------------------------------------===//
@@ -236,6 +237,28 @@ void memrefCopy(int64_t elemSize, UnrankedMemRef *src, UnrankedMemRef *dst) {
     }
     if (axis < 0) return;
   }
+}
+
+/* Stream parallelism (mixc --stream-shards): the runtime connects the
+   package to its communicator with mix_set_communicator; the lowered code
+   asks for this process's stream rank and sums partial values over the
+   ranks in place. Unconnected, the package is rank 0 of one. */
+typedef void (*mix_all_reduce_fn)(void *context, float *data, int64_t count);
+static void *mix_comm_context;
+static mix_all_reduce_fn mix_comm_sum;
+static int64_t mix_comm_this_rank;
+
+void mix_set_communicator(void *context, int64_t rank, mix_all_reduce_fn sum) {
+  mix_comm_context = context;
+  mix_comm_this_rank = rank;
+  mix_comm_sum = sum;
+}
+
+int64_t mix_comm_rank(void) { return mix_comm_this_rank; }
+
+void mix_comm_all_reduce(float *base, int64_t offset, int64_t count) {
+  if (mix_comm_sum)
+    mix_comm_sum(mix_comm_context, base + offset, count);
 }
 )c";
 }

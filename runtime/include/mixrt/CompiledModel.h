@@ -9,6 +9,7 @@
 #ifndef MIXRT_COMPILEDMODEL_H
 #define MIXRT_COMPILEDMODEL_H
 
+#include "mixrt/Communicator.h"
 #include "mixrt/Manifest.h"
 
 #include <cstdint>
@@ -50,6 +51,25 @@ public:
   /// params, grads, m, v, hyper[3], then params', m', v', grad_norm.
   void adamw(void **args) const;
 
+  /// Connects a stream-sharded package (Manifest::streamShards > 1) to the
+  /// ranks it runs on: this rank computes its part of the streams and the
+  /// compiled code sums the parts over \p comm. Fails unless \p comm has
+  /// exactly streamShards ranks. Nothing to do for other packages.
+  void connect(Communicator &comm);
+
+  /// Where this rank's part of parameter \p i starts in the whole tensor
+  /// (in elements): 0 unless the parameter is stream-sharded. The model's
+  /// callers pass whole tensors; the model passes this part to the code.
+  size_t getShardOffset(size_t i) const;
+
+  /// Completes \p tensors (one a parameter, whole) of which each rank has
+  /// computed only its own part of the stream-sharded ones (gradients, or
+  /// updated parameters and moments): afterwards every rank holds all the
+  /// parts. Collective: every rank calls it. \p what names it in errors.
+  void gatherShards(Communicator &comm,
+                    std::vector<std::vector<float>> &tensors,
+                    const std::string &what) const;
+
   /// Whether the package runs on a CUDA device (its arguments are copied
   /// there and back around each call).
   bool isOnDevice() const { return device != nullptr; }
@@ -63,7 +83,14 @@ private:
   void call(Entry entry, const char *name, int index, void **args,
             size_t numArgs) const;
 
+  /// The packed arguments \p args of entry \p name with every sharded
+  /// parameter (and its gradient and moments) moved to this rank's part.
+  std::vector<void *> localArgs(const char *name, void **args,
+                                size_t numArgs) const;
+
   const Manifest &manifest;
+  /// This process's stream rank once connected; -1 before.
+  int streamRank = -1;
   void *handle = nullptr;
   Entry forwardEntry = nullptr, gradEntry = nullptr, adamwEntry = nullptr,
         logitsEntry = nullptr;

@@ -38,6 +38,9 @@ struct ParamInfo {
   double bound = 0;
   /// Whether AdamW weight decay applies.
   bool decay = false;
+  /// The ranks dimension 0 is split over (stream_shards; 1: replicated).
+  /// Rank r's code sees part r of the tensor, which is contiguous.
+  int64_t streamShards = 1;
 };
 
 struct Manifest {
@@ -56,6 +59,10 @@ struct Manifest {
   json::Value spec;
   /// Every parameter, in the order of the compiled code's arguments.
   std::vector<ParamInfo> params;
+  /// The ranks the package's stream kernels are sharded over (mixc
+  /// --stream-shards; 1 for an ordinary package): it runs under exactly
+  /// that many ranks, each computing its own streams on the same batch.
+  int64_t streamShards = 1;
   /// The compiled library relative to the package; absent until the
   /// lowering produces code.
   std::optional<std::string> library;

@@ -10,13 +10,16 @@
 #include "mixrt/Error.h"
 #include "mixrt/File.h"
 #include "mixrt/Init.h"
+#include "mixrt/Safetensors.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <dlfcn.h>
 #include <elf.h>
+#include <iostream>
 #include <map>
 #include <sys/stat.h>
 
@@ -188,8 +191,95 @@ void CompiledModel::adamw(void **args) const {
   call(adamwEntry, "adamw", 2, args, 0);
 }
 
+/// The stream-parallel collective the package's code calls (through
+/// mix_set_communicator): the in-place sum over the ranks. It runs inside
+/// the compiled code, so nothing may be thrown through it: a failure ends
+/// every rank.
+static void sumOverRanks(void *context, float *data, int64_t count) {
+  auto *comm = static_cast<Communicator *>(context);
+  try {
+    comm->allReduceSum(data, size_t(count),
+                       "the partial sums of the sharded streams");
+  } catch (const std::exception &e) {
+    std::cerr << "mix-run: " << e.what() << "\n";
+    comm->abort(1);
+  }
+}
+
+void CompiledModel::connect(Communicator &comm) {
+  if (manifest.streamShards == 1)
+    return;
+  if (comm.getSize() != manifest.streamShards)
+    fail(manifest.packagePath, " shards its streams over ",
+         manifest.streamShards, " ranks (mixc --stream-shards ",
+         manifest.streamShards, "): run it under mpirun -np ",
+         manifest.streamShards, ", not ", comm.getSize(),
+         comm.getSize() == 1 ? " process" : " ranks");
+  using Setter = void (*)(void *, int64_t, void (*)(void *, float *, int64_t));
+  auto set = reinterpret_cast<Setter>(::dlsym(handle, "mix_set_communicator"));
+  if (!set)
+    fail(manifest.packagePath, "/", *manifest.library,
+         ": the compiled code has no 'mix_set_communicator' (recompile the "
+         "package with mixc)");
+  set(&comm, comm.getRank(), sumOverRanks);
+  streamRank = comm.getRank();
+}
+
+size_t CompiledModel::getShardOffset(size_t i) const {
+  const ParamInfo &p = manifest.params[i];
+  if (p.streamShards == 1 || streamRank < 0)
+    return 0;
+  return size_t(streamRank) *
+         (getNumElements(p.shape) / size_t(p.streamShards));
+}
+
+void CompiledModel::gatherShards(Communicator &comm,
+                                 std::vector<std::vector<float>> &tensors,
+                                 const std::string &what) const {
+  for (size_t i = 0; i < manifest.params.size(); ++i) {
+    const ParamInfo &p = manifest.params[i];
+    if (p.streamShards == 1)
+      continue;
+    std::vector<float> &t = tensors[i];
+    size_t begin = getShardOffset(i), end = begin + t.size() / p.streamShards;
+    std::fill(t.begin(), t.begin() + begin, 0.0f);
+    std::fill(t.begin() + end, t.end(), 0.0f);
+    comm.allReduceSum(t.data(), t.size(), what);
+  }
+}
+
+std::vector<void *> CompiledModel::localArgs(const char *name, void **args,
+                                             size_t numArgs) const {
+  size_t n = manifest.params.size();
+  // Where groups of one pointer a parameter start: the parameters (and, for
+  // grad, the gradients after tokens, targets and three losses; for adamw,
+  // params, grads, m, v, hyper, params', m', v').
+  std::vector<size_t> groups{0};
+  if (std::strcmp(name, "grad") == 0)
+    groups.push_back(n + 5);
+  if (std::strcmp(name, "adamw") == 0) {
+    numArgs = 7 * n + 2;
+    groups = {0, n, 2 * n, 3 * n, 4 * n + 1, 5 * n + 1, 6 * n + 1};
+  }
+  std::vector<void *> local(args, args + numArgs);
+  for (size_t start : groups)
+    for (size_t i = 0; i < n; ++i)
+      local[start + i] =
+          static_cast<float *>(local[start + i]) + getShardOffset(i);
+  return local;
+}
+
 void CompiledModel::call(Entry entry, const char *name, int index, void **args,
                          size_t numArgs) const {
+  std::vector<void *> local;
+  if (manifest.streamShards > 1) {
+    if (streamRank < 0)
+      fail(manifest.packagePath, " shards its streams over ",
+           manifest.streamShards,
+           " ranks; internal error: the model was not connected to them");
+    local = localArgs(name, args, numArgs);
+    args = local.data();
+  }
   if (!device) {
     entry(args);
     return;

@@ -167,6 +167,8 @@ static ParamInfo parseParam(const Reader &reader, const json::Value &value,
     reader.error(decay, prefix + "decay",
                  "expected a boolean, got " + Reader::show(decay));
   param.decay = decay.getBool();
+  if (value.find("stream_shards"))
+    param.streamShards = reader.getInteger(value, prefix, "stream_shards", 1);
   return param;
 }
 
@@ -228,12 +230,23 @@ Manifest mixrt::parseManifest(const std::string &text,
   if (!params.isArray())
     reader.error(params, "params",
                  "expected an array, got " + Reader::describe(params));
+  if (root.find("stream_shards"))
+    manifest.streamShards = reader.getInteger(root, "", "stream_shards", 1);
   std::unordered_set<std::string> names;
   for (size_t i = 0; i < params.getArray().size(); ++i) {
-    ParamInfo param = parseParam(reader, params.getArray()[i], i);
+    const json::Value &value = params.getArray()[i];
+    ParamInfo param = parseParam(reader, value, i);
     if (!names.insert(param.name).second)
-      reader.error(params.getArray()[i], concat("params[", i, "]"),
+      reader.error(value, concat("params[", i, "]"),
                    "duplicate parameter " + quote(param.name));
+    if (param.streamShards != 1 &&
+        (param.streamShards != manifest.streamShards ||
+         param.shape[0] % param.streamShards != 0))
+      reader.error(
+          *value.find("stream_shards"), concat("params[", i, "].stream_shards"),
+          concat("expected the package's stream_shards (",
+                 manifest.streamShards, "), dividing the first dimension ",
+                 param.shape[0], ", got ", param.streamShards));
     manifest.params.push_back(std::move(param));
   }
 

@@ -388,6 +388,13 @@ int mixrt::train(const TrainOptions &o) {
   const int ranks = comm.getSize();
   Manifest manifest = readManifest(o.package);
   CompiledModel model(manifest);
+  model.connect(comm);
+  // Stream-sharded ranks (mixc --stream-shards) share every batch and each
+  // computes its own streams; otherwise the ranks are data-parallel.
+  const bool streamSharded = manifest.streamShards > 1;
+  const int dataRanks = streamSharded ? 1 : ranks;
+  const int dataRank = streamSharded ? 0 : comm.getRank();
+  Communicator &dataComm = streamSharded ? getSingleProcess() : comm;
   std::unique_ptr<Tokenizer> tokenizer = makeTokenizer(o);
   if (tokenizer->getVocabSize() > manifest.vocabSize)
     fail(o.package, ": the model's vocab_size is ", manifest.vocabSize,
@@ -522,6 +529,11 @@ int mixrt::train(const TrainOptions &o) {
   // Checkpoints hold finite values only: a state that went bad in the
   // update stops the run and leaves the previous checkpoint in place.
   auto save = [&] {
+    // Each stream rank updated only its part of the sharded tensors.
+    if (streamSharded)
+      for (auto *group : {&state.params, &state.m, &state.v})
+        model.gatherShards(comm, *group,
+                           concat("the sharded state of step ", state.step));
     for (auto [group, prefix] :
          {std::pair<const std::vector<std::vector<float>> *, const char *>{
               &state.params, "param."},
@@ -552,8 +564,14 @@ int mixrt::train(const TrainOptions &o) {
   bool tty = root && ::isatty(STDERR_FILENO);
   // Each step draws ranks * batch sequences, in the order one rank with
   // that batch would, and this rank takes its share (SPEC section 7).
-  int64_t tokensPerStep = ranks * manifest.batch * manifest.seq;
-  if (root && ranks > 1)
+  int64_t tokensPerStep = dataRanks * manifest.batch * manifest.seq;
+  if (root && streamSharded)
+    std::cerr << "mix-run: stream-parallel over " << ranks << " ranks ("
+              << comm.getName() << "): each computes "
+              << manifest.spec.find("cmollm")->find("streams")->getInteger() /
+                     ranks
+              << " of the cMoLLM streams\n";
+  if (root && dataRanks > 1)
     std::cerr << "mix-run: data-parallel over " << ranks << " ranks ("
               << comm.getName() << "): " << ranks << " x " << manifest.batch
               << " sequences a step\n";
@@ -571,16 +589,16 @@ int mixrt::train(const TrainOptions &o) {
     auto t0 = std::chrono::steady_clock::now();
     Sampler sampler{state.sampler};
     std::vector<uint64_t> offsets;
-    for (int64_t i = 0; i < ranks * manifest.batch; ++i) {
+    for (int64_t i = 0; i < dataRanks * manifest.batch; ++i) {
       uint64_t offset = sampler.next() % (span + 1);
-      if (i / manifest.batch == comm.getRank())
+      if (i / manifest.batch == dataRank)
         offsets.push_back(offset);
     }
     fillBatch(trainData, offsets, manifest.seq, tokens, targets);
 
     LossValues loss = model.grad(constPtrs(state.params), tokens.data(),
                                  targets.data(), ptrs(grads));
-    if (ranks > 1)
+    if (dataRanks > 1)
       loss = averageOverRanks(comm, loss, grads, concat(" of step ", step));
     if (!std::isfinite(loss.loss))
       failNonFinite(step, "the loss", loss.loss);
@@ -620,7 +638,7 @@ int mixrt::train(const TrainOptions &o) {
          << ", \"tokens_per_s\": " << tps;
     if (step % evalEvery == 0 || step == o.steps) {
       lastVal = evaluate(model, manifest, constPtrs(state.params), valData,
-                         o.evalBatches, comm);
+                         o.evalBatches, dataComm);
       if (!std::isfinite(lastVal))
         fail("step ", step, ": the validation cross-entropy is not finite (",
              formatValue(lastVal), ")", keptCheckpoint());

@@ -181,6 +181,9 @@ static CommandSpec generateSpec() {
 
 static int runGenerate(const ParsedArgs &args) {
   Manifest manifest = readManifest(args.positionals[0]);
+  // Sampling needs no other rank unless the streams are sharded over them.
+  if (manifest.streamShards == 1 && !ranks->isRoot())
+    return 0;
   CompiledModel model(manifest);
   const std::string &paramsPath = args.get("params");
   TensorFile params = readParams(paramsPath);
@@ -199,8 +202,12 @@ static int runGenerate(const ParsedArgs &args) {
     o.seed = uint64_t(args.getInteger("seed", 0, INT64_MAX));
   std::string prompt = args.getOptional("prompt").value_or("The ");
   std::vector<TokenId> context = tokenizer->encode(prompt);
+  // A stream-sharded model samples on every rank in step (the logits, and
+  // so the samples, are the same on all); rank 0 prints.
+  model.connect(*ranks);
   std::vector<TokenId> out = generate(model, manifest, data, context, o);
-  std::cout << prompt << tokenizer->decode(out) << "\n";
+  if (ranks->isRoot())
+    std::cout << prompt << tokenizer->decode(out) << "\n";
   return 0;
 }
 
@@ -218,7 +225,11 @@ static int runEval(const ParsedArgs &args) {
   int64_t batches = args.getOptional("eval-batches")
                         ? args.getInteger("eval-batches", 1, 1 << 20)
                         : 8;
-  double ce = evaluate(model, manifest, data, val, batches, *ranks);
+  model.connect(*ranks);
+  // Stream-sharded ranks all evaluate the same batches; data-parallel ones
+  // split them.
+  double ce = evaluate(model, manifest, data, val, batches,
+                       manifest.streamShards > 1 ? getSingleProcess() : *ranks);
   if (!ranks->isRoot())
     return 0;
   std::cout << "val_ce " << ce << " nats/token\nperplexity " << std::exp(ce)
@@ -240,16 +251,20 @@ static int runGrad(const ParsedArgs &args) {
   std::vector<const Tensor *> ordered =
       checkParams(manifest, params, paramsPath);
   TensorFile batchFile = readSafetensors(batchPath);
-  // Under R ranks the batch holds R times the package's rows; each rank
-  // takes its share and the results are averaged (SPEC section 7).
-  TokenBatch all = checkBatch(manifest, batchFile, batchPath, ranks->getSize());
+  // Under R data-parallel ranks the batch holds R times the package's
+  // rows; each rank takes its share and the results are averaged (SPEC
+  // section 7). Stream-sharded ranks all take the whole batch.
+  bool streamSharded = manifest.streamShards > 1;
+  int dataRanks = streamSharded ? 1 : ranks->getSize();
+  int dataRank = streamSharded ? 0 : ranks->getRank();
+  TokenBatch all = checkBatch(manifest, batchFile, batchPath, dataRanks);
   int64_t share = manifest.batch * manifest.seq;
   TokenBatch batch = all;
   batch.batch = manifest.batch;
-  batch.tokens.assign(all.tokens.begin() + ranks->getRank() * share,
-                      all.tokens.begin() + (ranks->getRank() + 1) * share);
-  batch.targets.assign(all.targets.begin() + ranks->getRank() * share,
-                       all.targets.begin() + (ranks->getRank() + 1) * share);
+  batch.tokens.assign(all.tokens.begin() + dataRank * share,
+                      all.tokens.begin() + (dataRank + 1) * share);
+  batch.targets.assign(all.targets.begin() + dataRank * share,
+                       all.targets.begin() + (dataRank + 1) * share);
   if (!manifest.library)
     fail(manifest.packagePath,
          " has no compiled code (library missing from manifest)");
@@ -258,6 +273,7 @@ static int runGrad(const ParsedArgs &args) {
   if (::stat(library.c_str(), &st) != 0)
     fail(library, ": the package's compiled code is missing");
   CompiledModel model(manifest);
+  model.connect(*ranks);
 
   std::vector<int32_t> tokens(batch.tokens.begin(), batch.tokens.end());
   std::vector<int32_t> targets(batch.targets.begin(), batch.targets.end());
@@ -272,11 +288,12 @@ static int runGrad(const ParsedArgs &args) {
     gradData.push_back(g.data());
   LossValues loss =
       model.grad(paramData, tokens.data(), targets.data(), gradData);
-  if (ranks->getSize() > 1) {
+  if (streamSharded)
+    model.gatherShards(*ranks, grads, "the gradients");
+  else if (ranks->getSize() > 1)
     loss = averageOverRanks(*ranks, loss, grads);
-    if (!ranks->isRoot())
-      return 0;
-  }
+  if (!ranks->isRoot())
+    return 0;
 
   TensorFile out;
   out.add("loss", Tensor::create<float>({}, {loss.loss}));
@@ -360,11 +377,12 @@ static void assignDevices(const Communicator &comm) {
   ::setenv("MIXRT_CUDA_DEVICE", std::to_string(comm.getLocalRank()).c_str(), 1);
 }
 
-/// Commands that only write an output (init, generate) run on rank 0.
+/// Commands that only write an output (init) run on rank 0; generate runs
+/// on every rank, which for any but a stream-sharded package means rank 0.
 static int runOnRanks(const std::vector<std::string> &words) {
   bool dataParallel =
-      !words.empty() &&
-      (words[0] == "grad" || words[0] == "train" || words[0] == "eval");
+      !words.empty() && (words[0] == "grad" || words[0] == "train" ||
+                         words[0] == "eval" || words[0] == "generate");
   if (!dataParallel && !ranks->isRoot())
     return 0;
   return run(words);

@@ -126,6 +126,30 @@ func.func @pad_range(%x: tensor<2x4xf32>) -> tensor<2x8xf32> {
 
 // -----
 
+func.func @rank_slice_rank(%x: tensor<4x8xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{'mix.rank_slice' op operands must have the same rank, and dim must be one of its dimensions}}
+  %0 = mix.rank_slice %x dim 0 shards 2 : tensor<4x8xf32> -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @rank_slice_share(%x: tensor<4x8xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{'mix.rank_slice' op (4,3) is not one of 2 equal parts of dimension 1 of (4,8)}}
+  %0 = mix.rank_slice %x dim 1 shards 2 : tensor<4x8xf32> -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @rank_pad_share(%x: tensor<2x8xf32>) -> tensor<6x8xf32> {
+  // expected-error @+1 {{'mix.rank_pad' op (2,8) is not one of 4 equal parts of dimension 0 of (6,8)}}
+  %0 = mix.rank_pad %x dim 0 shards 4 : tensor<2x8xf32> -> tensor<6x8xf32>
+  return %0 : tensor<6x8xf32>
+}
+
+// -----
+
 func.func @concat_dim(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>) -> tensor<2x8xf32> {
   // expected-error @+1 {{'mix.concat' op operands must have the same rank, and dim must be one of its dimensions}}
   %0 = mix.concat %a, %b dim 2 : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x8xf32>

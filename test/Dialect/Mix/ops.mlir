@@ -335,3 +335,18 @@ func.func @altup(%x: tensor<4x8x16xf32>, %p: tensor<2x2xf32>, %xt: tensor<2x8x16
   %y = mix.altup_correct %xh, %xt, %c active 1 : (tensor<4x8x16xf32>, tensor<2x8x16xf32>, tensor<2xf32>) -> tensor<4x8x16xf32>
   return %y : tensor<4x8x16xf32>
 }
+
+// CHECK-LABEL: func.func @collectives
+// CHECK-SAME: (%[[M:.*]]: tensor<2x8x16xf32>, %[[G:.*]]: tensor<2x8x4xf32>)
+// CHECK: %[[MR:.*]] = mix.grad_all_reduce %[[M]] : tensor<2x8x16xf32>
+// CHECK: %[[S:.*]] = mix.rank_slice %[[G]] dim 2 shards 2 : tensor<2x8x4xf32> -> tensor<2x8x2xf32>
+// CHECK: %[[P:.*]] = mix.rank_pad %[[S]] dim 2 shards 2 : tensor<2x8x2xf32> -> tensor<2x8x4xf32>
+// CHECK: %[[U:.*]] = mix.all_reduce %[[MR]] : tensor<2x8x16xf32>
+// CHECK: return %[[U]], %[[P]]
+func.func @collectives(%m: tensor<2x8x16xf32>, %g: tensor<2x8x4xf32>) -> (tensor<2x8x16xf32>, tensor<2x8x4xf32>) {
+  %mr = mix.grad_all_reduce %m : tensor<2x8x16xf32>
+  %s = mix.rank_slice %g dim 2 shards 2 : tensor<2x8x4xf32> -> tensor<2x8x2xf32>
+  %p = mix.rank_pad %s dim 2 shards 2 : tensor<2x8x2xf32> -> tensor<2x8x4xf32>
+  %u = mix.all_reduce %mr : tensor<2x8x16xf32>
+  return %u, %p : tensor<2x8x16xf32>, tensor<2x8x4xf32>
+}

@@ -2,7 +2,7 @@
 #
 # Sets or removes keys of a JSON object (a manifest.json, a model spec) to
 # craft the files mixc and mix-run must reject. Dotted keys reach into
-# nested objects.
+# nested objects, and numbers into arrays (params.0.shape).
 #
 #===----------------------------------------------------------------------===#
 """Usage: edit_json.py FILE EDIT...
@@ -22,7 +22,9 @@ def main(argv):
         *parents, last = key.split(".")
         obj = root
         for parent in parents:
-            obj = obj[parent]
+            obj = obj[int(parent) if isinstance(obj, list) else parent]
+        if isinstance(obj, list):
+            last = int(last)
         if remove:
             del obj[last]
         else:

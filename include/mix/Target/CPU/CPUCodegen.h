@@ -25,6 +25,11 @@ namespace mix {
 /// bufferization and the lowering to LLVM) to `registry`.
 void registerCPUCodegenDialects(DialectRegistry &registry);
 
+/// Attaches one-shot bufferization to `mix.all_reduce`: a copy of the
+/// input into a new buffer, summed over the ranks in place by the support
+/// code's `mix_comm_all_reduce`.
+void registerCollectiveBufferization(DialectRegistry &registry);
+
 /// The symbol of the packed entry point of function `name`: `mix_<name>`.
 std::string entryPointSymbol(llvm::StringRef name);
 

@@ -104,17 +104,30 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor) {
   return {};
 }
 
+/// Whether `small` equals `big` outside dimension `dim`, as a part of it
+/// along `dim` does; fails, with the error, unless both have the same rank
+/// and `dim` is one of its dimensions.
+static FailureOr<bool> matchesOutside(Operation *op, ArrayRef<int64_t> big,
+                                      ArrayRef<int64_t> small, int64_t dim) {
+  if (big.size() != small.size() || dim >= static_cast<int64_t>(big.size())) {
+    op->emitOpError("operands must have the same rank, and dim must be one "
+                    "of its dimensions");
+    return failure();
+  }
+  SmallVector<int64_t> want(big);
+  want[dim] = small[dim];
+  return ArrayRef<int64_t>(want) == small;
+}
+
 /// Slice and pad: `small` is `big` with dimension `dim` cut to
 /// `[offset, offset + small[dim])`.
 static LogicalResult verifySliceLike(Operation *op, Value big, Value small,
                                      int64_t dim, int64_t offset) {
   ArrayRef<int64_t> b = shapeOf(big), s = shapeOf(small);
-  if (b.size() != s.size() || dim >= static_cast<int64_t>(b.size()))
-    return op->emitOpError("operands must have the same rank, and dim must "
-                           "be one of its dimensions");
-  SmallVector<int64_t> want(b);
-  want[dim] = s[dim];
-  if (ArrayRef<int64_t>(want) != s || offset + s[dim] > b[dim])
+  FailureOr<bool> same = matchesOutside(op, b, s, dim);
+  if (failed(same))
+    return failure();
+  if (!*same || offset + s[dim] > b[dim])
     return op->emitOpError()
            << "range [" << offset << ", " << offset + s[dim]
            << ") of dimension " << dim << " does not fit " << shapeStr(b);
@@ -127,6 +140,28 @@ LogicalResult SliceOp::verify() {
 
 LogicalResult PadOp::verify() {
   return verifySliceLike(*this, getResult(), getInput(), getDim(), getOffset());
+}
+
+/// The whole `big` and one rank's share `small` of its dimension `dim`.
+static LogicalResult verifyShard(Operation *op, Value big, Value small,
+                                 int64_t dim, int64_t shards) {
+  ArrayRef<int64_t> b = shapeOf(big), s = shapeOf(small);
+  FailureOr<bool> same = matchesOutside(op, b, s, dim);
+  if (failed(same))
+    return failure();
+  if (!*same || s[dim] * shards != b[dim])
+    return op->emitOpError()
+           << shapeStr(s) << " is not one of " << shards
+           << " equal parts of dimension " << dim << " of " << shapeStr(b);
+  return success();
+}
+
+LogicalResult RankSliceOp::verify() {
+  return verifyShard(*this, getInput(), getResult(), getDim(), getShards());
+}
+
+LogicalResult RankPadOp::verify() {
+  return verifyShard(*this, getResult(), getInput(), getDim(), getShards());
 }
 
 LogicalResult ConcatOp::verify() {

@@ -12,4 +12,13 @@
 
 #include "mix/Dialect/Mix/IR/MixOpsDialect.h.inc"
 
+namespace mlir {
+namespace mix {
+/// On a parameter argument of a model compiled with its streams sharded
+/// over ranks: the number of shards. Each rank's argument is its
+/// 1/shards of dimension 0.
+inline constexpr llvm::StringLiteral kStreamShardsAttr = "mix.stream_shards";
+} // namespace mix
+} // namespace mlir
+
 #endif // MIX_DIALECT_MIX_IR_MIXDIALECT_H

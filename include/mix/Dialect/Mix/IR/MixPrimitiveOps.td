@@ -289,4 +289,92 @@ def Mix_CausalMaskOp : Mix_Op<"causal_mask", [Pure]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Stream parallelism: the collectives of a model compiled with its streams
+// sharded over ranks (`mixc --stream-shards R`). Every rank runs the same
+// code on the same batch; the loss is computed, identically, on every rank.
+//===----------------------------------------------------------------------===//
+
+def Mix_AllReduceOp : Mix_Op<"all_reduce", [SameOperandsAndResultType]> {
+  let summary = "sum of a partial value over the stream ranks";
+  let description = [{
+    The sum over the ranks of the run of each rank's `input`: a partial sum
+    (one rank's streams' share of a mixture) becomes the whole, the same on
+    every rank. Its gradient passes through unchanged: the loss is
+    replicated, so each rank's partial value sees the same adjoint
+    (Megatron's `g` operator). Lowered to a call of the collective the
+    runtime gives the package; with one rank it is the identity.
+
+    Example:
+    ```mlir
+    %u = mix.all_reduce %partial : tensor<2x8x64xf32>
+    ```
+  }];
+  let arguments = (ins Mix_FloatTensor:$input);
+  let results = (outs Mix_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Mix_GradAllReduceOp : Mix_Op<"grad_all_reduce",
+    [Pure, SameOperandsAndResultType]> {
+  let summary = "the input unchanged; its gradient summed over the ranks";
+  let description = [{
+    The identity on a replicated value that each rank then uses for its
+    own streams only: its adjoint is the sum over the ranks of each rank's
+    adjoint (Megatron's `f` operator, the conjugate of `mix.all_reduce`).
+    Autodiff emits that `mix.all_reduce`; the lowering drops the op.
+
+    Example:
+    ```mlir
+    %m2 = mix.grad_all_reduce %m : tensor<2x8x16xf32>
+    ```
+  }];
+  let arguments = (ins Mix_FloatTensor:$input);
+  let results = (outs Mix_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Mix_RankSliceOp : Mix_Op<"rank_slice", [Pure]> {
+  let summary = "this rank's share of one dimension";
+  let description = [{
+    Dimension `dim` is split into `shards` equal parts, one a rank; the
+    result is rank r's part, elements `[r n, (r + 1) n)` with `n` the
+    result's size along `dim`. The rank is known only when the code runs.
+
+    Example:
+    ```mlir
+    %g2 = mix.rank_slice %g dim 2 shards 2 : tensor<2x8x4xf32> -> tensor<2x8x2xf32>
+    ```
+  }];
+  let arguments = (ins Mix_FloatTensor:$input,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$dim,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$shards);
+  let results = (outs Mix_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `dim` $dim `shards` $shards attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Mix_RankPadOp : Mix_Op<"rank_pad", [Pure]> {
+  let summary = "embed into zeros at this rank's share (adjoint of rank_slice)";
+  let description = [{
+    Zeros, except for this rank's part of dimension `dim` (split into
+    `shards` equal parts, one a rank), which holds the input.
+
+    Example:
+    ```mlir
+    %p = mix.rank_pad %dg dim 2 shards 2 : tensor<2x8x2xf32> -> tensor<2x8x4xf32>
+    ```
+  }];
+  let arguments = (ins Mix_FloatTensor:$input,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$dim,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$shards);
+  let results = (outs Mix_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `dim` $dim `shards` $shards attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // MIX_DIALECT_MIX_IR_MIXPRIMITIVEOPS_TD
