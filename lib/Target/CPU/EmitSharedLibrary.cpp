@@ -96,7 +96,7 @@ static llvm::Error compilePartition(llvm::StringRef bitcode,
 }
 
 SupportCode mlir::mix::getCPUSupportCode() {
-  return {getSupportSource(), {}, {"-ldnnl"}};
+  return {getSupportSource(), {}, {"-ldnnl", "-lgomp"}};
 }
 
 llvm::Error mlir::mix::emitSharedLibrary(ModuleOp module, llvm::StringRef path,

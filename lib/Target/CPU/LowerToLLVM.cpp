@@ -184,10 +184,12 @@ LogicalResult mlir::mix::lowerToLLVMDialect(ModuleOp module,
   TimingScope matmulTimer = timing.nest("matmuls to library calls");
   convertMatmulsToLibraryCalls(module);
   matmulTimer.stop();
-  if (failed(runPipeline(module, "convert-linalg-to-loops", timing)))
+  // Parallel dimensions become scf.parallel: the outermost of a large
+  // enough nest is split over threads.
+  if (failed(runPipeline(module, "convert-linalg-to-parallel-loops", timing)))
     return failure();
   TimingScope outlineTimer = timing.nest("outline loop nests");
-  outlineLoopNests(module);
+  outlineLoopNests(module, /*threadRanges=*/true);
   outlineTimer.stop();
   TimingScope mathTimer = timing.nest("approximate exp, log, tanh");
   if (failed(approximateMath(module)))
@@ -195,6 +197,9 @@ LogicalResult mlir::mix::lowerToLLVMDialect(ModuleOp module,
   mathTimer.stop();
   if (failed(runPipeline(module, kToLLVM, timing)))
     return failure();
+  TimingScope threadTimer = timing.nest("thread the parallel loop nests");
+  parallelizeOutlinedCalls(module);
+  threadTimer.stop();
   // What is left in the entry functions is straight-line glue around the
   // outlined loop nests: allocations, descriptors and calls, tens of
   // thousands of instructions for a large model. Optimising it buys nothing

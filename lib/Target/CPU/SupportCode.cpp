@@ -9,10 +9,11 @@
 
 #include "mix/Target/CPU/CPUCodegen.h"
 
+#include <string>
+
 // `memrefCopy` is the function the memref lowering calls for copies between
 // non-contiguous views, as libmlir_c_runner_utils implements it.
-const char *mlir::mix::getSupportSource() {
-  return R"c(
+static const char *const kSupportSource = R"c(
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,5 +261,65 @@ void mix_comm_all_reduce(float *base, int64_t offset, int64_t count) {
   if (mix_comm_sum)
     mix_comm_sum(mix_comm_context, base + offset, count);
 }
+
+/* Threaded loop nests (parallelizeOutlinedCalls): fn(t0, t1, args...) runs
+   the iterations [t0, t1) of a nest's outer parallel loop; its other
+   arguments, pointers and 64-bit integers, come packed as int64. The range
+   is split into one contiguous part a thread of libgomp's team, the same
+   threads oneDNN's matrix products run on (OMP_NUM_THREADS of them). */
+extern void GOMP_parallel(void (*fn)(void *), void *data, unsigned threads,
+                          unsigned flags);
+extern int omp_get_thread_num(void);
+extern int omp_get_num_threads(void);
+
+typedef struct {
+  void *fn;
+  int64_t t0, t1, nargs;
+  const int64_t *a;
+} mix_parallel_job;
+
+static void mix_parallel_range(const mix_parallel_job *j, int64_t lo,
+                               int64_t hi) {
+  const int64_t *a = j->a;
+  typedef int64_t I;
+  switch (j->nargs) {
 )c";
+
+// The support code's end: the calls of mix_parallel_range for each number
+// of packed arguments, then the rest.
+static const char *const kSupportSourceEnd = R"c(  }
+}
+
+static void mix_parallel_worker(void *data) {
+  const mix_parallel_job *j = (const mix_parallel_job *)data;
+  int64_t t = omp_get_thread_num(), threads = omp_get_num_threads();
+  int64_t n = j->t1 - j->t0;
+  int64_t lo = j->t0 + n * t / threads, hi = j->t0 + n * (t + 1) / threads;
+  if (lo < hi)
+    mix_parallel_range(j, lo, hi);
+}
+
+void mix_parallel_for(void *fn, int64_t t0, int64_t t1, int64_t nargs,
+                      const int64_t *args) {
+  mix_parallel_job job = {fn, t0, t1, nargs, args};
+  GOMP_parallel(mix_parallel_worker, &job, 0, 0);
+}
+)c";
+
+const char *mlir::mix::getSupportSource() {
+  static const std::string source = [] {
+    std::string s = kSupportSource;
+    // case N: ((void (*)(I, I, I, ..., I))j->fn)(lo, hi, a[0], ..., a[N-1]);
+    for (size_t n = 0; n <= kMaxParallelArgs; ++n) {
+      std::string types = "I, I", values = "lo, hi";
+      for (size_t i = 0; i < n; ++i) {
+        types += ", I";
+        values += ", a[" + std::to_string(i) + "]";
+      }
+      s += "  case " + std::to_string(n) + ": ((void (*)(" + types +
+           "))j->fn)(" + values + "); break;\n";
+    }
+    return s + kSupportSourceEnd;
+  }();
+  return source.c_str();
 }

@@ -27,6 +27,8 @@ struct Config {
   double smoothing = 0.01;      // parascale
   int64_t k = 1;                // altup
   int64_t batch = 2, seq = 5;
+  /// OpenMP threads for the compiled code (0: as libtorch has them).
+  int64_t threads = 0;
 
   /// The model spec (SPEC §1) of this configuration.
   std::string json() const;

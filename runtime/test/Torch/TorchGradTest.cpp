@@ -35,7 +35,20 @@ double relError(const float *got, const Tensor &ref) {
   return (g - r).norm().item<double>() / (n > 0 ? n : 1.0);
 }
 
-class TorchGrad : public ::testing::TestWithParam<Config> {};
+class TorchGrad : public ::testing::TestWithParam<Config> {
+protected:
+  /// The compiled code's threaded loop nests run on the OpenMP team that
+  /// libtorch sizes (one thread on this machine unless told): give the
+  /// configurations that test them two threads.
+  void SetUp() override {
+    if (GetParam().threads > 0)
+      at::set_num_threads(int(GetParam().threads));
+  }
+  void TearDown() override {
+    if (GetParam().threads > 0)
+      at::set_num_threads(1);
+  }
+};
 
 TEST_P(TorchGrad, LossAndEveryGradient) {
   const Config &c = GetParam();
@@ -220,6 +233,37 @@ std::vector<Config> configs() {
   same.schedule = "same";
   same.name = "altup_same";
   out.push_back(same);
+  // Large enough that the compiled loop nests run split over the OpenMP
+  // threads (mix_parallel_for: at least kMinParallelWork iterations, e.g.
+  // the (B,S,f) and (B,S,V) elementwise nests).
+  Config big = dense;
+  big.v = 256;
+  big.d = 32;
+  big.h = 4;
+  big.f = 128;
+  big.batch = 8;
+  big.seq = 16;
+  big.threads = 2;
+  big.name = "dense_threaded";
+  out.push_back(big);
+  Config bigMixture = big;
+  bigMixture.arch = "cmollm";
+  bigMixture.gating = "multi_head";
+  bigMixture.n = 4;
+  bigMixture.gateHeads = 4;
+  bigMixture.name = "cmollm_multi_head_threaded";
+  out.push_back(bigMixture);
+  Config bigStreams = big;
+  bigStreams.arch = "parascale";
+  bigStreams.p = 2;
+  bigStreams.prefix = 3;
+  bigStreams.name = "parascale_threaded";
+  out.push_back(bigStreams);
+  Config bigAltUp = big;
+  bigAltUp.arch = "altup";
+  bigAltUp.k = 2;
+  bigAltUp.name = "altup_threaded";
+  out.push_back(bigAltUp);
   return out;
 }
 

@@ -62,7 +62,23 @@ LogicalResult foldSumsIntoAccumulators(ModuleOp module);
 
 /// Moves every top-level loop nest of every function into a function of its
 /// own, called in its place; constants are cloned in, other values passed.
-void outlineLoopNests(ModuleOp module);
+/// With \p threadRanges, a parallel nest worth running on several threads
+/// (isThreadable in OutlineLoopNests.cpp) becomes `@f(t0, t1, args...)`,
+/// running iterations [t0, t1) of its outer loop, marked kThreadedAttr.
+void outlineLoopNests(ModuleOp module, bool threadRanges = false);
+
+/// The most arguments (besides the range) and the fewest iterations of a
+/// loop nest run on several threads.
+inline constexpr size_t kMaxParallelArgs = 24;
+inline constexpr int64_t kMinParallelWork = 16384;
+/// Marks a function outlined with a range of iterations (threadable).
+inline constexpr llvm::StringLiteral kThreadedAttr = "mix.threaded";
+
+/// In the LLVM dialect: replaces each call of a function marked
+/// kThreadedAttr, `f(t0, t1, args...)`, by
+/// `mix_parallel_for(&f, t0, t1, nargs, packed args)`, which splits
+/// [t0, t1) over the OpenMP threads of the support code.
+void parallelizeOutlinedCalls(ModuleOp module);
 
 /// Replaces f32 linalg.matmul / linalg.batch_matmul on memrefs by calls of
 /// `<prefix>matmul` / `<prefix>batch_matmul` (C += A B, in the package's

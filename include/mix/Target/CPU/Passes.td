@@ -54,7 +54,7 @@ def MixOutlineLoopNestsPass
     : Pass<"mix-outline-loop-nests", "::mlir::ModuleOp"> {
   let summary = "Move each top-level loop nest into a function of its own";
   let description = [{
-    Every top-level `scf.for` nest of every function moves
+    Every top-level `scf.for` or `scf.parallel` nest of every function moves
     into a private function `@<caller>_loop<N>` called in its place;
     constants are cloned in, other values passed. Nests that are identical
     up to their operands share one function. LLVM's loop passes are
@@ -62,6 +62,28 @@ def MixOutlineLoopNestsPass
     nests; outlined, code size grows with the kinds of nest, not with depth.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
+  let options = [
+    Option<"threadRanges", "thread-ranges", "bool", /*default=*/"false",
+           "Outline a large enough scf.parallel nest as @f(t0, t1, ...), "
+           "running iterations [t0, t1) of its outer loop, marked "
+           "mix.threaded (for mix-parallelize-outlined-calls)">
+  ];
+}
+
+def MixParallelizeOutlinedCallsPass
+    : Pass<"mix-parallelize-outlined-calls", "::mlir::ModuleOp"> {
+  let summary = "Run threadable outlined loop nests on the OpenMP threads";
+  let description = [{
+    In the LLVM dialect, each call of a function marked `mix.threaded`
+    (outlined by `mix-outline-loop-nests{thread-ranges}` as
+    `f(t0, t1, args...)`, its arguments pointers and i64) becomes a call of
+    the support code's
+    `mix_parallel_for(&f, t0, t1, nargs, args)`, with the arguments packed
+    into an i64 array on the stack. `mix_parallel_for` splits `[t0, t1)`
+    into one contiguous range a thread of the OpenMP team, the one oneDNN's
+    matrix products run on.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 #endif // MIX_TARGET_CPU_PASSES_TD
