@@ -44,9 +44,15 @@ struct ReducePattern : OpRewritePattern<SourceOp> {
         rewriter, loc, out, ValueRange{op.getInput()},
         ValueRange{filled(rewriter, loc, out, init)}, maps, iterators,
         [&](OpBuilder &b, Location l, ValueRange args) {
+          // A sum may be reassociated: LLVM then vectorizes it (partial
+          // sums in vector lanes) rather than adding one element at a
+          // time; a float32 sum of a few thousand terms changes in its
+          // last bits.
           Value r =
               IsMax ? Value(arith::MaximumFOp::create(b, l, args[0], args[1]))
-                    : Value(arith::AddFOp::create(b, l, args[0], args[1]));
+                    : Value(arith::AddFOp::create(
+                          b, l, args[0], args[1],
+                          arith::FastMathFlags::reassoc));
           linalg::YieldOp::create(b, l, r);
         });
     rewriter.replaceOp(op, generic.getResult(0));
