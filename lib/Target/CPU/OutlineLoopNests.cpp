@@ -193,12 +193,14 @@ static void outline(Operation *loop, StringRef name, OpBuilder &moduleBuilder,
   OpBuilder at(loop);
   SmallVector<Value> operands;
   if (threadable) {
-    std::optional<int64_t> lb = getConstantIntValue(parallel.getLowerBound()[0]),
-                           ub = getConstantIntValue(parallel.getUpperBound()[0]),
+    std::optional<int64_t> lb =
+                               getConstantIntValue(parallel.getLowerBound()[0]),
+                           ub =
+                               getConstantIntValue(parallel.getUpperBound()[0]),
                            step = getConstantIntValue(parallel.getStep()[0]);
     operands.push_back(arith::ConstantIndexOp::create(at, loc, 0));
-    operands.push_back(
-        arith::ConstantIndexOp::create(at, loc, (*ub - *lb + *step - 1) / *step));
+    operands.push_back(arith::ConstantIndexOp::create(
+        at, loc, (*ub - *lb + *step - 1) / *step));
     fn->setAttr(kThreadedAttr, at.getUnitAttr());
   }
   operands.append(args.begin(), args.end());

@@ -1,4 +1,5 @@
-//===- ParallelizeCalls.cpp - Threaded loop nests through the support code -===//
+//===- ParallelizeCalls.cpp - Threaded loop nests through the support code
+//-===//
 //
 // A threadable loop nest was outlined as `f(t0, t1, args...)`, running the
 // iterations [t0, t1) of its outer parallel loop (outlineLoopNests). Here,
@@ -67,7 +68,8 @@ void mlir::mix::parallelizeOutlinedCalls(ModuleOp module) {
     // every pass through it if that ever changed.
     auto caller = call->getParentOfType<LLVM::LLVMFuncOp>();
     b.setInsertionPointToStart(&caller.getBody().front());
-    Value count = LLVM::ConstantOp::create(b, loc, i64, std::max<int64_t>(n, 1));
+    Value count =
+        LLVM::ConstantOp::create(b, loc, i64, std::max<int64_t>(n, 1));
     Value array = LLVM::AllocaOp::create(b, loc, ptr, i64, count);
     b.setInsertionPoint(call);
     for (int64_t i = 0; i < n; ++i) {

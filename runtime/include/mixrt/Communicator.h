@@ -48,6 +48,12 @@ public:
   /// this rank reported why on stderr).
   [[noreturn]] virtual void abort(int status) = 0;
 
+  /// The ranks of this communicator with the same \p color, ordered by
+  /// rank, as a communicator of their own (MPI_Comm_split). Collective:
+  /// every rank calls it. A timeout or abort in it still ends the whole
+  /// run.
+  virtual std::unique_ptr<Communicator> split(int color) = 0;
+
   bool isRoot() const { return getRank() == 0; }
 };
 
@@ -57,6 +63,24 @@ public:
 /// Throws Error if MPI fails to start.
 std::unique_ptr<Communicator> createCommunicator(int *argc, char ***argv,
                                                  double timeoutSeconds);
+
+/// The two ways ranks divide a run whose package shards its streams over
+/// S ranks (mixc --stream-shards S; S = 1 otherwise): R = D x S ranks, rank
+/// r being stream rank r % S of data rank r / S. The ranks of one data
+/// rank share its batch rows and sum their streams' parts over `streams`;
+/// the ranks of one stream rank hold the same shards and average their
+/// gradients over `data`.
+struct RankGrid {
+  Communicator *streams = nullptr, *data = nullptr;
+  /// Owns the split communicators (when neither is the world or a single
+  /// process).
+  std::unique_ptr<Communicator> ownedStreams, ownedData;
+};
+
+/// Splits \p world into the grid for \p streamShards; fails (naming
+/// \p package) unless the world's size is a multiple of it.
+RankGrid makeRankGrid(Communicator &world, int64_t streamShards,
+                      const std::string &package);
 
 /// The collective timeout: MIXRT_RANK_TIMEOUT (seconds) if set, else
 /// kDefaultRankTimeout. Throws Error on a malformed value.

@@ -32,6 +32,9 @@ public:
   void allReduceSum(double *, size_t, const std::string &) override {}
   void allReduceMax(int64_t *, size_t, const std::string &) override {}
   [[noreturn]] void abort(int status) override { std::_Exit(status); }
+  std::unique_ptr<Communicator> split(int) override {
+    return std::make_unique<SingleProcess>();
+  }
 };
 
 /// The number of ranks an MPI launcher says it started, or 0 if none did.
@@ -80,4 +83,32 @@ std::unique_ptr<Communicator> mixrt::createCommunicator(int *argc, char ***argv,
        "(expected a build configured with MPI found: install libopenmpi-dev "
        "and rebuild, or run without mpirun)");
 #endif
+}
+
+RankGrid mixrt::makeRankGrid(Communicator &world, int64_t streamShards,
+                             const std::string &package) {
+  int size = world.getSize();
+  if (streamShards > 1 && size % streamShards != 0)
+    fail(package, " shards its streams over ", streamShards,
+         " ranks (mixc --stream-shards ", streamShards,
+         "): run it under mpirun -np with a multiple of ", streamShards,
+         " (each group of ", streamShards,
+         " ranks takes a data-parallel share of the batch), not ", size,
+         size == 1 ? " process" : " ranks");
+  RankGrid grid;
+  if (streamShards <= 1) {
+    grid.streams = &getSingleProcess();
+    grid.data = &world;
+  } else if (streamShards == size) {
+    grid.streams = &world;
+    grid.data = &getSingleProcess();
+  } else {
+    int rank = world.getRank(), s = int(streamShards);
+    // Both splits, in the same order on every rank.
+    grid.ownedStreams = world.split(rank / s);
+    grid.ownedData = world.split(rank % s);
+    grid.streams = grid.ownedStreams.get();
+    grid.data = grid.ownedData.get();
+  }
+  return grid;
 }

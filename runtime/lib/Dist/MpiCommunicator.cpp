@@ -23,17 +23,38 @@ using namespace mixrt;
 namespace {
 class MpiCommunicator final : public Communicator {
 public:
-  explicit MpiCommunicator(double timeoutSeconds) : timeout(timeoutSeconds) {
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+  /// The world: every rank of the run. Finalizes MPI when destroyed.
+  explicit MpiCommunicator(double timeoutSeconds)
+      : timeout(timeoutSeconds), comm(MPI_COMM_WORLD) {
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
     MPI_Comm local;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank,
-                        MPI_INFO_NULL, &local);
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL,
+                        &local);
     MPI_Comm_size(local, &localSize);
     MPI_Comm_rank(local, &localRank);
     MPI_Comm_free(&local);
   }
-  ~MpiCommunicator() override { MPI_Finalize(); }
+  /// A part of \p parent (split): keeps the parent's view of the machine.
+  MpiCommunicator(const MpiCommunicator &parent, MPI_Comm part)
+      : timeout(parent.timeout), comm(part), localSize(parent.localSize),
+        localRank(parent.localRank) {
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+  }
+  ~MpiCommunicator() override {
+    if (comm == MPI_COMM_WORLD)
+      MPI_Finalize();
+    else
+      MPI_Comm_free(&comm);
+  }
+
+  std::unique_ptr<Communicator> split(int color) override {
+    MPI_Comm part;
+    if (MPI_Comm_split(comm, color, rank, &part) != MPI_SUCCESS)
+      fail("MPI_Comm_split failed");
+    return std::make_unique<MpiCommunicator>(*this, part);
+  }
 
   int getRank() const override { return rank; }
   int getSize() const override { return size; }
@@ -73,7 +94,7 @@ private:
       int n = int(std::min(kChunk, count - done));
       MPI_Request request;
       MPI_Iallreduce(MPI_IN_PLACE, bytes + done * size_t(typeSize), n, type, op,
-                     MPI_COMM_WORLD, &request);
+                     comm, &request);
       wait(request, what);
     }
   }
@@ -105,6 +126,7 @@ private:
   }
 
   double timeout;
+  MPI_Comm comm;
   int rank = 0, size = 1, localSize = 1, localRank = 0;
 };
 } // namespace

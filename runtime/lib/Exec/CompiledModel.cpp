@@ -15,13 +15,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <dlfcn.h>
-#include <climits>
 #include <elf.h>
-#include <malloc.h>
 #include <iostream>
+#include <malloc.h>
 #include <map>
 #include <sys/stat.h>
 

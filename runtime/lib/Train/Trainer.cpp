@@ -388,13 +388,15 @@ int mixrt::train(const TrainOptions &o) {
   const int ranks = comm.getSize();
   Manifest manifest = readManifest(o.package);
   CompiledModel model(manifest);
-  model.connect(comm);
-  // Stream-sharded ranks (mixc --stream-shards) share every batch and each
-  // computes its own streams; otherwise the ranks are data-parallel.
+  // The stream ranks of a stream-sharded package (mixc --stream-shards)
+  // share their data rank's batch rows, each computing its own streams;
+  // the data ranks split the batch.
+  RankGrid grid = makeRankGrid(comm, manifest.streamShards, o.package);
+  model.connect(*grid.streams);
   const bool streamSharded = manifest.streamShards > 1;
-  const int dataRanks = streamSharded ? 1 : ranks;
-  const int dataRank = streamSharded ? 0 : comm.getRank();
-  Communicator &dataComm = streamSharded ? getSingleProcess() : comm;
+  Communicator &dataComm = *grid.data;
+  const int dataRanks = dataComm.getSize();
+  const int dataRank = dataComm.getRank();
   std::unique_ptr<Tokenizer> tokenizer = makeTokenizer(o);
   if (tokenizer->getVocabSize() > manifest.vocabSize)
     fail(o.package, ": the model's vocab_size is ", manifest.vocabSize,
@@ -532,7 +534,7 @@ int mixrt::train(const TrainOptions &o) {
     // Each stream rank updated only its part of the sharded tensors.
     if (streamSharded)
       for (auto *group : {&state.params, &state.m, &state.v})
-        model.gatherShards(comm, *group,
+        model.gatherShards(*grid.streams, *group,
                            concat("the sharded state of step ", state.step));
     for (auto [group, prefix] :
          {std::pair<const std::vector<std::vector<float>> *, const char *>{
@@ -562,18 +564,18 @@ int mixrt::train(const TrainOptions &o) {
   };
 
   bool tty = root && ::isatty(STDERR_FILENO);
-  // Each step draws ranks * batch sequences, in the order one rank with
+  // Each step draws dataRanks * batch sequences, in the order one rank with
   // that batch would, and this rank takes its share (SPEC section 7).
   int64_t tokensPerStep = dataRanks * manifest.batch * manifest.seq;
   if (root && streamSharded)
-    std::cerr << "mix-run: stream-parallel over " << ranks << " ranks ("
-              << comm.getName() << "): each computes "
+    std::cerr << "mix-run: stream-parallel over " << manifest.streamShards
+              << " ranks (" << comm.getName() << "): each computes "
               << manifest.spec.find("cmollm")->find("streams")->getInteger() /
-                     ranks
+                     manifest.streamShards
               << " of the cMoLLM streams\n";
   if (root && dataRanks > 1)
-    std::cerr << "mix-run: data-parallel over " << ranks << " ranks ("
-              << comm.getName() << "): " << ranks << " x " << manifest.batch
+    std::cerr << "mix-run: data-parallel over " << dataRanks << " ranks ("
+              << comm.getName() << "): " << dataRanks << " x " << manifest.batch
               << " sequences a step\n";
   uint64_t span = trainData.size() - uint64_t(manifest.seq) - 1;
   std::vector<int32_t> tokens, targets;
@@ -599,7 +601,7 @@ int mixrt::train(const TrainOptions &o) {
     LossValues loss = model.grad(constPtrs(state.params), tokens.data(),
                                  targets.data(), ptrs(grads));
     if (dataRanks > 1)
-      loss = averageOverRanks(comm, loss, grads, concat(" of step ", step));
+      loss = averageOverRanks(dataComm, loss, grads, concat(" of step ", step));
     if (!std::isfinite(loss.loss))
       failNonFinite(step, "the loss", loss.loss);
     double lr = learningRate(step, o.steps, warmup, o.lr);

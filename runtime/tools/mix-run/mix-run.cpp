@@ -204,7 +204,9 @@ static int runGenerate(const ParsedArgs &args) {
   std::vector<TokenId> context = tokenizer->encode(prompt);
   // A stream-sharded model samples on every rank in step (the logits, and
   // so the samples, are the same on all); rank 0 prints.
-  model.connect(*ranks);
+  RankGrid grid =
+      makeRankGrid(*ranks, manifest.streamShards, manifest.packagePath);
+  model.connect(*grid.streams);
   std::vector<TokenId> out = generate(model, manifest, data, context, o);
   if (ranks->isRoot())
     std::cout << prompt << tokenizer->decode(out) << "\n";
@@ -225,11 +227,11 @@ static int runEval(const ParsedArgs &args) {
   int64_t batches = args.getOptional("eval-batches")
                         ? args.getInteger("eval-batches", 1, 1 << 20)
                         : 8;
-  model.connect(*ranks);
-  // Stream-sharded ranks all evaluate the same batches; data-parallel ones
-  // split them.
-  double ce = evaluate(model, manifest, data, val, batches,
-                       manifest.streamShards > 1 ? getSingleProcess() : *ranks);
+  // Stream ranks evaluate their data rank's share of the batches together.
+  RankGrid grid =
+      makeRankGrid(*ranks, manifest.streamShards, manifest.packagePath);
+  model.connect(*grid.streams);
+  double ce = evaluate(model, manifest, data, val, batches, *grid.data);
   if (!ranks->isRoot())
     return 0;
   std::cout << "val_ce " << ce << " nats/token\nperplexity " << std::exp(ce)
@@ -251,12 +253,15 @@ static int runGrad(const ParsedArgs &args) {
   std::vector<const Tensor *> ordered =
       checkParams(manifest, params, paramsPath);
   TensorFile batchFile = readSafetensors(batchPath);
-  // Under R data-parallel ranks the batch holds R times the package's
+  // Under D data-parallel ranks the batch holds D times the package's
   // rows; each rank takes its share and the results are averaged (SPEC
-  // section 7). Stream-sharded ranks all take the whole batch.
+  // section 7). The stream ranks of a stream-sharded package share their
+  // data rank's rows.
+  RankGrid grid =
+      makeRankGrid(*ranks, manifest.streamShards, manifest.packagePath);
   bool streamSharded = manifest.streamShards > 1;
-  int dataRanks = streamSharded ? 1 : ranks->getSize();
-  int dataRank = streamSharded ? 0 : ranks->getRank();
+  int dataRanks = grid.data->getSize();
+  int dataRank = grid.data->getRank();
   TokenBatch all = checkBatch(manifest, batchFile, batchPath, dataRanks);
   int64_t share = manifest.batch * manifest.seq;
   TokenBatch batch = all;
@@ -273,7 +278,7 @@ static int runGrad(const ParsedArgs &args) {
   if (::stat(library.c_str(), &st) != 0)
     fail(library, ": the package's compiled code is missing");
   CompiledModel model(manifest);
-  model.connect(*ranks);
+  model.connect(*grid.streams);
 
   std::vector<int32_t> tokens(batch.tokens.begin(), batch.tokens.end());
   std::vector<int32_t> targets(batch.targets.begin(), batch.targets.end());
@@ -289,9 +294,9 @@ static int runGrad(const ParsedArgs &args) {
   LossValues loss =
       model.grad(paramData, tokens.data(), targets.data(), gradData);
   if (streamSharded)
-    model.gatherShards(*ranks, grads, "the gradients");
-  else if (ranks->getSize() > 1)
-    loss = averageOverRanks(*ranks, loss, grads);
+    model.gatherShards(*grid.streams, grads, "the gradients");
+  if (dataRanks > 1)
+    loss = averageOverRanks(*grid.data, loss, grads);
   if (!ranks->isRoot())
     return 0;
 
