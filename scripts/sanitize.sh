@@ -54,6 +54,7 @@ config.llvm_tools_dir = "/usr/lib/llvm-22/bin"
 config.mlir_obj_dir = "$root/build"
 config.mix_obj_root = "$root/build-asan"
 config.mix_tools_dir = "$root/$tools"
+config.mix_sanitized = True
 
 import lit.llvm
 lit.llvm.initialize(lit_config, config)

@@ -32,6 +32,11 @@ config.substitutions.append(("%mixc_bin", os.path.join(config.mix_tools_dir, "mi
 if os.path.exists(os.path.join(config.mix_tools_dir, "MixTorchTests")):
     config.available_features.add("torch")
 
+# The runtime's tools built with ASan and UBSan (scripts/sanitize.sh), which
+# handle faults themselves.
+if getattr(config, "mix_sanitized", False):
+    config.available_features.add("asan")
+
 # Data-parallel runs (runtime built with MPI, and mpirun on the PATH). Open
 # MPI refuses root without these, and 2 ranks may outnumber a CI runner's
 # cores.

@@ -11,6 +11,7 @@
 #include "mixrt/CommandLine.h"
 #include "mixrt/Communicator.h"
 #include "mixrt/CompiledModel.h"
+#include "mixrt/CrashReport.h"
 #include "mixrt/Init.h"
 #include "mixrt/Inputs.h"
 #include "mixrt/Manifest.h"
@@ -394,6 +395,7 @@ static int runOnRanks(const std::vector<std::string> &words) {
 }
 
 int main(int argc, char **argv) {
+  installCrashReporter(kTool);
   std::unique_ptr<Communicator> comm;
   try {
     comm = createCommunicator(&argc, &argv, getRankTimeout());

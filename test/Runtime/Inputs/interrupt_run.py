@@ -22,6 +22,9 @@ MODE:
              that checkpoint must be at the last logged step
   int3       three SIGINTs 2 ms apart: the run ends with 130 after the
              second, or is killed by the third; either way nothing is lost
+  segv       SIGSEGV once the run has logged two steps, as a fault would: the
+             run must report the crash with a backtrace and end by SIGSEGV;
+             resumed, it completes from its last checkpoint
 
 Every run gets OMP_NUM_THREADS=1 (the reference should be made with it too):
 spinning OpenMP threads make the tiny model crawl on a busy machine.
@@ -42,8 +45,19 @@ import safetensors  # noqa: E402
 TIMEOUT = 120
 
 
+LOG = None
+
+
 def fail(message):
-    sys.exit("interrupt_run.py: " + message)
+    """Ends the check; the end of the runs' log goes with the message, so
+    that a failure far away (in CI) shows what the run said."""
+    tail = ""
+    if LOG is not None:
+        LOG.flush()
+        with open(LOG.name, errors="replace") as f:
+            lines = f.read().splitlines()[-40:]
+        tail = "\nthe last lines of %s:\n%s" % (LOG.name, "\n".join(lines))
+    sys.exit("interrupt_run.py: " + message + tail)
 
 
 def wait_until(condition, what, proc=None):
@@ -185,17 +199,43 @@ def run_signals(mode, command, out, log):
     finish(command, out, log)
 
 
+def run_segv(command, out, log):
+    metrics = os.path.join(out, "metrics.jsonl")
+    proc = start(command, out, False, log)
+    if not wait_until(lambda: metrics_lines(metrics) >= 2, "two steps", proc):
+        fail("the run ended (status %s) before two steps" % proc.returncode)
+    proc.send_signal(signal.SIGSEGV)
+    status = proc.wait(TIMEOUT)
+    log.flush()
+    with open(log.name) as f:
+        text = f.read()
+    if status != -signal.SIGSEGV:
+        fail("status %d, expected %d (ended by SIGSEGV)" % (status, -signal.SIGSEGV))
+    m = re.search(r"(\S+: crashed: SIGSEGV .*)\n((?:.*\n)+)", text)
+    if not m:
+        fail("no crash report in %s" % log.name)
+    frames = [l for l in m.group(2).splitlines() if re.search(r"\[0x[0-9a-f]+\]$", l)]
+    print(m.group(1))
+    print("%s frames in the backtrace" % ("some" if frames else "no"))
+    # --resume goes on from the last checkpoint, or starts afresh.
+    finish(command, out, log)
+
+
 def main(argv):
     if len(argv) < 6 or argv[4] != "--":
         sys.exit(__doc__)
     mode, reference, out, command = argv[1], argv[2], argv[3], argv[5:]
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
+    global LOG
     with open(out + ".log", "w") as log:
+        LOG = log
         if mode.startswith("kill:"):
             run_kills(int(mode[5:]), command, out, log)
         elif mode in ("int", "term", "int3"):
             run_signals(mode, command, out, log)
+        elif mode == "segv":
+            run_segv(command, out, log)
         else:
             sys.exit(__doc__)
     compare(reference, os.path.join(out, "metrics.jsonl"))
