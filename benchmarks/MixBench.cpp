@@ -169,7 +169,8 @@ struct Options {
   std::vector<std::string> argv;
 };
 
-const char *kUsage = R"(mix-bench: the compiled training step against libtorch (issue 7)
+const char *kUsage =
+    R"(mix-bench: the compiled training step against libtorch (issue 7)
 
   mix-bench [options]          compile, run every side, print the tables
 
@@ -230,47 +231,84 @@ Options parseOptions(int argc, char **argv) {
     if (a == "--help" || a == "-h") {
       std::cout << kUsage;
       std::exit(0);
-    } else if (a == "--child") o.child = value(i);
-    else if (a == "--pkg") o.pkg = value(i);
-    else if (a == "--model") o.model = value(i);
-    else if (a == "--grad-only") o.gradOnly = true;
-    else if (a == "--bf16-autocast") o.bf16 = true;
-    else if (a == "--mixc") o.mixc = value(i);
-    else if (a == "--work") o.work = value(i);
-    else if (a == "--markdown") o.markdown = value(i);
-    else if (a == "--only") o.only = value(i);
-    else if (a == "--quick") o.quick = true;
-    else if (a == "--sizes") { o.sizes = splitList(value(i)); sizesSet = true; }
-    else if (a == "--steps") { o.steps = std::stoi(value(i)); stepsSet = true; }
-    else if (a == "--warmup") { o.warmup = std::stoi(value(i)); warmupSet = true; }
-    else if (a == "--bf16") { o.bf16Only = value(i); bf16Set = true; }
-    else if (a == "--bf16-steps") { o.bf16Steps = std::stoi(value(i)); bf16StepsSet = true; }
-    else if (a == "--no-bf16") { o.bf16Only = "^$"; bf16Set = true; }
-    else if (a == "--no-layer") o.layer = false;
+    } else if (a == "--child")
+      o.child = value(i);
+    else if (a == "--pkg")
+      o.pkg = value(i);
+    else if (a == "--model")
+      o.model = value(i);
+    else if (a == "--grad-only")
+      o.gradOnly = true;
+    else if (a == "--bf16-autocast")
+      o.bf16 = true;
+    else if (a == "--mixc")
+      o.mixc = value(i);
+    else if (a == "--work")
+      o.work = value(i);
+    else if (a == "--markdown")
+      o.markdown = value(i);
+    else if (a == "--only")
+      o.only = value(i);
+    else if (a == "--quick")
+      o.quick = true;
+    else if (a == "--sizes") {
+      o.sizes = splitList(value(i));
+      sizesSet = true;
+    } else if (a == "--steps") {
+      o.steps = std::stoi(value(i));
+      stepsSet = true;
+    } else if (a == "--warmup") {
+      o.warmup = std::stoi(value(i));
+      warmupSet = true;
+    } else if (a == "--bf16") {
+      o.bf16Only = value(i);
+      bf16Set = true;
+    } else if (a == "--bf16-steps") {
+      o.bf16Steps = std::stoi(value(i));
+      bf16StepsSet = true;
+    } else if (a == "--no-bf16") {
+      o.bf16Only = "^$";
+      bf16Set = true;
+    } else if (a == "--no-layer")
+      o.layer = false;
     else if (a == "--layer-streams") {
       o.layerStreams.clear();
       for (auto &s : splitList(value(i)))
         o.layerStreams.push_back(std::stoll(s));
-    }
-    else if (a == "--torch-threads") o.torchThreads = std::stoi(value(i));
-    else if (a == "--blas-threads") o.blasThreads = std::stoi(value(i));
-    else if (a == "--bf16-threads") o.bf16Threads = std::stoi(value(i));
-    else if (a == "--max-other-load") o.maxOtherLoad = std::stod(value(i));
-    else if (a == "--retries") { o.retries = std::stoi(value(i)); retriesSet = true; }
-    else if (a == "--max-wait") { o.maxWait = std::stoi(value(i)); waitSet = true; }
-    else {
+    } else if (a == "--torch-threads")
+      o.torchThreads = std::stoi(value(i));
+    else if (a == "--blas-threads")
+      o.blasThreads = std::stoi(value(i));
+    else if (a == "--bf16-threads")
+      o.bf16Threads = std::stoi(value(i));
+    else if (a == "--max-other-load")
+      o.maxOtherLoad = std::stod(value(i));
+    else if (a == "--retries") {
+      o.retries = std::stoi(value(i));
+      retriesSet = true;
+    } else if (a == "--max-wait") {
+      o.maxWait = std::stoi(value(i));
+      waitSet = true;
+    } else {
       std::cerr << "mix-bench: unknown option " << a << "\n" << kUsage;
       std::exit(2);
     }
   }
   if (o.quick) {
-    if (!stepsSet) o.steps = 3;
-    if (!warmupSet) o.warmup = 1;
-    if (!bf16StepsSet) o.bf16Steps = 1;
-    if (!sizesSet) o.sizes = {"small"};
-    if (!bf16Set) o.bf16Only = "^dense$";
-    if (!retriesSet) o.retries = 0;
-    if (!waitSet) o.maxWait = 0;
+    if (!stepsSet)
+      o.steps = 3;
+    if (!warmupSet)
+      o.warmup = 1;
+    if (!bf16StepsSet)
+      o.bf16Steps = 1;
+    if (!sizesSet)
+      o.sizes = {"small"};
+    if (!bf16Set)
+      o.bf16Only = "^dense$";
+    if (!retriesSet)
+      o.retries = 0;
+    if (!waitSet)
+      o.maxWait = 0;
     if (o.only.empty())
       o.only = "^(dense|cmollm-n[1248]-simple|cmollm-n4-multi_head|"
                "parascale-p4|altup-k2)$";
@@ -295,8 +333,8 @@ void printResult(const char *side, const StepStats &s) {
               "median_s=%.9g min_s=%.9g max_s=%.9g steps=%zu rss0_kib=%ld "
               "maxrss_kib=%ld\n",
               side, s.loss0, s.ce0, s.aux0, s.lossLast, median(s.times),
-              t.empty() ? NAN : t.front(), t.empty() ? NAN : t.back(),
-              t.size(), s.rss0, maxRssKiB());
+              t.empty() ? NAN : t.front(), t.empty() ? NAN : t.back(), t.size(),
+              s.rss0, maxRssKiB());
   std::fflush(stdout);
 }
 
@@ -380,8 +418,8 @@ bool reportBlas() {
     return false;
   }
   std::cerr << "mix-bench:   BLAS: OpenBLAS, " << threads() << " threads, "
-            << (config ? config() : "?") << ", core "
-            << (core ? core() : "?") << "\n";
+            << (config ? config() : "?") << ", core " << (core ? core() : "?")
+            << "\n";
   return true;
 }
 
@@ -415,18 +453,23 @@ int childTorch(const Options &o) {
   const double lr = 3e-4;
   auto adamw = [&](double wd) {
     return std::make_unique<torch::optim::AdamWOptions>(
-        torch::optim::AdamWOptions(lr).betas({0.9, 0.95}).eps(1e-8).weight_decay(
-            wd));
+        torch::optim::AdamWOptions(lr)
+            .betas({0.9, 0.95})
+            .eps(1e-8)
+            .weight_decay(wd));
   };
-  torch::optim::AdamW opt({torch::optim::OptimizerParamGroup(decay, adamw(0.1)),
-                           torch::optim::OptimizerParamGroup(noDecay, adamw(0.0))},
-                          torch::optim::AdamWOptions(lr));
+  torch::optim::AdamW opt(
+      {torch::optim::OptimizerParamGroup(decay, adamw(0.1)),
+       torch::optim::OptimizerParamGroup(noDecay, adamw(0.0))},
+      torch::optim::AdamWOptions(lr));
   std::vector<int32_t> tok32, tgt32;
   benchBatch(man, tok32, tgt32);
-  Tensor tokens = torch::from_blob(tok32.data(), {man.batch, man.seq}, torch::kInt32)
-                      .to(torch::kInt64);
-  Tensor targets = torch::from_blob(tgt32.data(), {man.batch, man.seq}, torch::kInt32)
-                       .to(torch::kInt64);
+  Tensor tokens =
+      torch::from_blob(tok32.data(), {man.batch, man.seq}, torch::kInt32)
+          .to(torch::kInt64);
+  Tensor targets =
+      torch::from_blob(tgt32.data(), {man.batch, man.seq}, torch::kInt32)
+          .to(torch::kInt64);
   int warmup = o.warmup, steps = o.steps;
   for (int step = 1; step <= warmup + steps; ++step) {
     auto t0 = Clock::now();
@@ -518,8 +561,8 @@ int childLayer(const Options &o) {
     // the stacked kernels, then the gate-weighted sum as an einsum.
     auto stacked = [&] {
       clear();
-      Tensor outs = F::linear(m, k.view({n * f, d}), kb.view({n * f}))
-                        .view({t, n, f});
+      Tensor outs =
+          F::linear(m, k.view({n * f, d}), kb.view({n * f})).view({t, n, f});
       torch::einsum("tn,tnf->tf", {g, outs}).backward(up);
     };
     // (b) Dense GEMMs of equal FLOPs: a linear layer d -> N f, forward and
@@ -729,15 +772,17 @@ struct Package {
 
 /// Compiles \p c into WORK/SIZE/NAME/m.mixpkg unless an up-to-date package
 /// of the same spec and shapes is there.
-Package compile(const Options &o, const ModelConfig &c) {
+Package compile(const Options &o, const ModelConfig &c, bool bf16 = false) {
   Package p;
-  p.dir = fs::path(o.work) / c.size / (c.name + (c.l == 1 ? "-l1" : ""));
+  p.dir = fs::path(o.work) / c.size /
+          (c.name + (c.l == 1 ? "-l1" : "") + (bf16 ? "-bf16" : ""));
   p.pkg = p.dir / "m.mixpkg";
   fs::create_directories(p.dir);
   std::string spec = c.json();
   std::string cmd = shellQuote(o.mixc) + " " +
                     shellQuote((p.dir / "spec.json").string()) + " --batch " +
-                    std::to_string(c.b) + " --seq " + std::to_string(c.s);
+                    std::to_string(c.b) + " --seq " + std::to_string(c.s) +
+                    (bf16 ? " --precision bf16" : "");
   fs::path manifest = p.pkg / "manifest.json";
   bool fresh = fs::exists(manifest) && readFile(p.dir / "spec.json") == spec &&
                readFile(p.dir / "cmd.txt") == cmd &&
@@ -745,7 +790,8 @@ Package compile(const Options &o, const ModelConfig &c) {
   if (!fresh) {
     std::ofstream(p.dir / "spec.json") << spec;
     std::cerr << "mix-bench: compiling " << c.size << "/" << c.name
-              << (c.l == 1 ? " (1 layer)" : "") << "\n";
+              << (c.l == 1 ? " (1 layer)" : "") << (bf16 ? " (bf16)" : "")
+              << "\n";
     std::string full = cmd + " -o " + shellQuote(p.pkg.string()) + " >" +
                        shellQuote((p.dir / "mixc.log").string()) + " 2>&1";
     auto t0 = Clock::now();
@@ -785,7 +831,7 @@ Package compile(const Options &o, const ModelConfig &c) {
 struct Row {
   ModelConfig c;
   std::string order, error;
-  Result compiled, torch, bf16;
+  Result compiled, torch, bf16, compiledBf16;
   bool checked = false;
   double relDiff = NAN, other = 0;
 };
@@ -836,8 +882,9 @@ int main(int argc, char **argv) {
   if (o.mixc.empty()) {
     const char *env = std::getenv("MIXC");
     fs::path sibling = self.parent_path() / "mixc";
-    o.mixc = env && *env ? env : fs::exists(sibling) ? sibling.string()
-                                                     : "build/bin/mixc";
+    o.mixc = env && *env           ? env
+             : fs::exists(sibling) ? sibling.string()
+                                   : "build/bin/mixc";
   }
   if (!fs::exists(o.mixc)) {
     std::cerr << "mix-bench: mixc not found at " << o.mixc
@@ -933,11 +980,22 @@ int main(int argc, char **argv) {
       if (std::regex_search(c.name, bf16Re) && o.bf16Steps > 0) {
         std::cerr << ", libtorch bf16";
         auto rb = runChild("--child torch --bf16-autocast" + common +
-                               threadArgs +
-                               stepArgs(o.bf16Steps, o.bf16Warmup),
+                               threadArgs + stepArgs(o.bf16Steps, o.bf16Warmup),
                            log, err);
         if (!rb.empty())
           row.bf16 = rb[0];
+        // The compiled step with bf16 products (mixc --precision bf16).
+        Package pb = compile(o, c, /*bf16=*/true);
+        std::cerr << ", compiled bf16";
+        if (pb.error.empty()) {
+          auto rcb =
+              runChild("--child compiled --pkg " + shellQuote(pb.pkg.string()) +
+                           " --model " + shellQuote(c.encode()) +
+                           stepArgs(o.steps, o.warmup),
+                       log, err);
+          if (!rcb.empty())
+            row.compiledBf16 = rcb[0];
+        }
       }
       std::cerr << "\n";
       if (rc.empty() || rt.empty()) {
@@ -953,6 +1011,10 @@ int main(int argc, char **argv) {
                           ? ""
                           : ", libtorch bf16 " +
                                 fmt("%.7f", num(row.bf16, "loss0")))
+                  << (row.compiledBf16.empty()
+                          ? ""
+                          : ", compiled bf16 " +
+                                fmt("%.7f", num(row.compiledBf16, "loss0")))
                   << "; step " << fmt("%.3f", num(row.compiled, "median_s"))
                   << " s vs " << fmt("%.3f", num(row.torch, "median_s"))
                   << " s\n";
@@ -990,13 +1052,15 @@ int main(int argc, char **argv) {
         c.l = 1;
         Package p = compile(o, c);
         if (!p.error.empty()) {
-          layerNotes.push_back(size + " N=" + std::to_string(n) + ": " + p.error);
+          layerNotes.push_back(size + " N=" + std::to_string(n) + ": " +
+                               p.error);
           continue;
         }
         orders[n] = p.order;
         std::string common = " --pkg " + shellQuote(p.pkg.string()) +
                              " --model " + shellQuote(c.encode()) +
-                             " --grad-only" + stepArgs(std::max(o.steps, 10), 2);
+                             " --grad-only" +
+                             stepArgs(std::max(o.steps, 10), 2);
         std::string err;
         std::cerr << "mix-bench: layer " << size << " N=" << n
                   << ": 1-layer model, compiled and libtorch\n";
@@ -1075,8 +1139,8 @@ int main(int argc, char **argv) {
      << "Load average at start " << loadStart << ", at end " << loadEnd
      << "; *other load*: cores kept busy by other processes while a row "
         "was measured (/proc/stat less the harness's children); rows over "
-     << fmt("%.2f", o.maxOtherLoad) << " are measured again up to "
-     << o.retries << " times  \n"
+     << fmt("%.2f", o.maxOtherLoad) << " are measured again up to " << o.retries
+     << " times  \n"
      << "libtorch " << TORCH_VERSION << ": fp32 on OpenBLAS with "
      << o.blasThreads << " threads, intra-op threads " << o.torchThreads
      << "; bf16 autocast with intra-op threads " << o.bf16Threads << ". "
@@ -1086,7 +1150,8 @@ int main(int argc, char **argv) {
      << ").\n\n";
   md << "### Training step (grad + AdamW)\n\n"
      << "| size | model | compiled tok/s | libtorch fp32 tok/s | compiled / "
-        "libtorch | libtorch bf16 tok/s | compiled bf16 | GFLOP/step | "
+        "libtorch | libtorch bf16 tok/s | compiled bf16 tok/s (/ libtorch "
+        "bf16) | GFLOP/step | "
         "compiled GFLOP/s (% peak) | libtorch GFLOP/s (% peak) | peak MiB "
         "compiled / libtorch | first loss compiled / libtorch (rel. diff) | "
         "other load |\n"
@@ -1105,8 +1170,17 @@ int main(int argc, char **argv) {
     double ratio = num(r.torch, "median_s") / num(r.compiled, "median_s");
     md << "| " << c.size << " | " << name << " | " << tokps(c, r.compiled)
        << " | " << tokps(c, r.torch) << " | " << fmt("%.2f", ratio) << " | "
-       << (r.bf16.empty() ? std::string("–") : tokps(c, r.bf16))
-       << " | n/a | " << fmt("%.1f", c.trainFlopsPerStep() / 1e9) << " | "
+       << (r.bf16.empty() ? std::string("–") : tokps(c, r.bf16)) << " | "
+       << (r.compiledBf16.empty()
+               ? std::string("–")
+               : tokps(c, r.compiledBf16) +
+                     (r.bf16.empty() ? std::string()
+                                     : " (" +
+                                           fmt("%.2f", num(r.bf16, "median_s") /
+                                                           num(r.compiledBf16,
+                                                               "median_s")) +
+                                           "x)"))
+       << " | " << fmt("%.1f", c.trainFlopsPerStep() / 1e9) << " | "
        << gflops(c, r.compiled, nominalPeak) << " | "
        << gflops(c, r.torch, nominalPeak) << " | " << mib(r.compiled) << " / "
        << mib(r.torch) << " | " << fmt("%.6f", num(r.compiled, "loss0"))
@@ -1132,8 +1206,8 @@ int main(int argc, char **argv) {
         continue;
       double n = double(r.c.streams);
       md << "| " << size << " | " << r.c.streams << " | "
-         << fmt("%.2f", num(r.compiled, "median_s") /
-                            num(dense->compiled, "median_s"))
+         << fmt("%.2f",
+                num(r.compiled, "median_s") / num(dense->compiled, "median_s"))
          << " | "
          << fmt("%.2f",
                 num(r.torch, "median_s") / num(dense->torch, "median_s"))

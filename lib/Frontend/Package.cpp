@@ -58,6 +58,7 @@ llvm::json::Value mlir::mix::manifestJSON(const PackageContents &c) {
                   {"format_version", kPackageFormatVersion},
                   {"compiler", kCompilerVersion},
                   {"target", c.target},
+                  {"precision", c.precision},
                   {"batch", c.batch},
                   {"seq", c.seq},
                   {"spec", c.spec.toJSON()},

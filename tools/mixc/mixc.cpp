@@ -10,6 +10,7 @@
 #include "mix/Frontend/ModelBuilder.h"
 #include "mix/Frontend/Package.h"
 #include "mix/Target/CPU/CPUCodegen.h"
+#include "mix/Target/CPU/Passes.h"
 #include "mix/Target/CUDA/CUDACodegen.h"
 #include "mix/Transforms/Passes.h"
 
@@ -99,6 +100,18 @@ static cl::opt<MatmulPrecision> gpuMatmul(
                clEnumValN(MatmulPrecision::BF16, "bf16", "BF16")),
     cl::init(MatmulPrecision::TF32), cl::cat(category));
 
+/// The arithmetic of the training step's matrix products.
+enum class Precision { FP32, BF16 };
+static cl::opt<Precision> precision(
+    "precision",
+    cl::desc("The matrix products of the training step: fp32, or bf16 "
+             "operands with fp32 accumulation (parameters, optimizer state, "
+             "normalizations, softmax and loss stay fp32)"),
+    cl::values(clEnumValN(Precision::FP32, "fp32", "float32 (default)"),
+               clEnumValN(Precision::BF16, "bf16",
+                          "bfloat16 operands, float32 accumulation")),
+    cl::init(Precision::FP32), cl::cat(category));
+
 static cl::opt<int64_t>
     streamShards("stream-shards",
                  cl::desc("Shard cMoLLM's stream kernels over R ranks (stream "
@@ -180,6 +193,7 @@ static int compileForCUDA(ModuleOp module, ModuleOp proved,
     }
   PackageContents contents{spec,   batch,      seq,      "cuda",
                            proved, "model.so", entryArgs};
+  contents.precision = cuda.matmul == MatmulPrecision::BF16 ? "bf16" : "tf32";
   if (llvm::Error e =
           writePackage(outputPath, contents, [&](llvm::StringRef dir) {
             if (llvm::Error e = writeFile(dir + "/kernels.ptx", ptx))
@@ -246,6 +260,12 @@ int main(int argc, char **argv) {
       return fail(llvm::toString(toolkit.takeError()));
     cuda.toolkitPath = *toolkit;
     cuda.matmul = gpuMatmul;
+    // On the GPU the products' operands are rounded by the tensor cores.
+    if (precision == Precision::BF16) {
+      if (gpuMatmul.getNumOccurrences() && gpuMatmul != MatmulPrecision::BF16)
+        return fail("--precision bf16 contradicts --gpu-matmul tf32");
+      cuda.matmul = MatmulPrecision::BF16;
+    }
   }
 
   DialectRegistry registry;
@@ -353,6 +373,8 @@ int main(int argc, char **argv) {
   lower.addPass(createConvertMixToLinalgPass());
   lower.addPass(createCanonicalizerPass());
   lower.addPass(createCSEPass());
+  if (precision == Precision::BF16 && target != Target::CUDA)
+    lower.addPass(createMixBF16MatmulsPass());
   if (failed(lower.run(*module)))
     return fail("lowering '" + inputFile + "' failed");
   if (stop(Stage::Lowered))
@@ -373,6 +395,7 @@ int main(int argc, char **argv) {
   TimingScope packageTimer = root.nest("write the package");
   PackageContents contents{*spec, batch, seq, "cpu", *proved, "model.so"};
   contents.streamShards = streamShards;
+  contents.precision = precision == Precision::BF16 ? "bf16" : "fp32";
   if (llvm::Error e =
           writePackage(outputPath, contents, [&](llvm::StringRef dir) {
             return emitSharedLibrary(*module, (dir + "/model.so").str(),

@@ -43,6 +43,9 @@ struct PackageContents {
   /// The ranks the stream kernels are sharded over (mixc --stream-shards):
   /// recorded as `stream_shards`, at the top and on each sharded parameter.
   int64_t streamShards = 1;
+  /// The operands of the matrix products (`precision`): "fp32", "tf32" or
+  /// "bf16" (mixc --precision, --gpu-matmul).
+  std::string precision = "fp32";
 };
 
 /// The manifest of a package, as JSON.

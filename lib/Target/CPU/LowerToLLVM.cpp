@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
@@ -66,6 +67,9 @@ static constexpr const char *kToLLVM =
     "convert-scf-to-cf,"
     "convert-math-to-llvm,"
     "convert-math-to-libm,"
+    // bf16 roundings (mix-bf16-matmuls) as integer arithmetic: LLVM would
+    // call a runtime library's __truncsfbf2 on CPUs without AVX-512 BF16.
+    "arith-expand{include-bf16},"
     "convert-arith-to-llvm,"
     "convert-index-to-llvm,"
     "finalize-memref-to-llvm,"
@@ -101,6 +105,7 @@ static void registerPipelinePasses() {
     bufferization::registerBufferizationPipelines();
     registerConversionPasses();
     memref::registerMemRefPasses();
+    arith::registerArithExpandOpsPass();
     return true;
   }();
   (void)done;

@@ -26,17 +26,18 @@ namespace mlir::mix {
 /// The C signature of the support functions: the call site's number, then
 /// for each of A, B and C, the
 /// base pointer (a rank-0 memref, one pointer under the bare-pointer calling
-/// convention), the offset, the sizes and the strides.
-static func::FuncOp declare(ModuleOp module, StringRef name, int64_t rank) {
+/// convention), the offset, the sizes and the strides. A and B hold
+/// \p inputType (f32 or bf16), C f32.
+static func::FuncOp declare(ModuleOp module, StringRef name, int64_t rank,
+                            Type inputType) {
   if (auto f = module.lookupSymbol<func::FuncOp>(name))
     return f;
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-  Type base = MemRefType::get({}, b.getF32Type());
-  SmallVector<Type> operand{base};
-  operand.append(1 + 2 * rank, b.getIndexType());
   SmallVector<Type> inputs{b.getI64Type()};
-  for (int i = 0; i < 3; ++i)
-    inputs.append(operand);
+  for (Type element : {inputType, inputType, Type(b.getF32Type())}) {
+    inputs.push_back(MemRefType::get({}, element));
+    inputs.append(1 + 2 * rank, b.getIndexType());
+  }
   auto f = func::FuncOp::create(b, module.getLoc(), name,
                                 b.getFunctionType(inputs, {}));
   f.setPrivate();
@@ -48,12 +49,20 @@ static void replace(ModuleOp module, OpTy op, StringRef callee, int64_t rank,
                     int64_t &site) {
   if (!op.hasPureBufferSemantics())
     return;
+  SmallVector<MemRefType> types;
   for (Value v : op->getOperands()) {
     auto type = dyn_cast<MemRefType>(v.getType());
-    if (!type || !type.getElementType().isF32() || type.getRank() != rank)
+    if (!type || type.getRank() != rank)
       return;
+    types.push_back(type);
   }
-  func::FuncOp fn = declare(module, callee, rank);
+  // f32 x f32 -> f32, or bf16 x bf16 -> f32 (mix-bf16-matmuls).
+  Type input = types[0].getElementType();
+  if (!types[2].getElementType().isF32() ||
+      types[1].getElementType() != input || !(input.isF32() || input.isBF16()))
+    return;
+  std::string name = callee.str() + (input.isBF16() ? "_bf16" : "");
+  func::FuncOp fn = declare(module, name, rank, input);
   OpBuilder b(op);
   SmallVector<Value> args{arith::ConstantIntOp::create(b, op.getLoc(), site++,
                                                        /*width=*/64)};

@@ -55,8 +55,11 @@ static void gemm(const float *a, int64_t as0, int64_t as1, const float *b,
    the site falls back to sgemm or loops. The lowered code runs on one
    thread at a time, so the cache needs no lock. */
 typedef struct {
-  int state; /* 0: not yet created, 1: primitive, 2: fallback */
-  int64_t key[18];
+  /* 0: not yet created, 1: primitive, 2: sgemm or loops; bf16 products
+     without a bf16 primitive: 3: widened to f32 for an f32 primitive,
+     4: widened for sgemm or loops. */
+  int state;
+  int64_t key[19];
   dnnl_primitive_t primitive;
   dnnl_memory_t memory[3];
 } Site;
@@ -82,7 +85,7 @@ static Site *getSite(int64_t id) {
 
 /* dims and strides of A (batch, m, k), B (batch, k, n), C (batch, m, n). */
 static int createPrimitive(Site *s, int rank, const int64_t *dims,
-                           const int64_t *strides) {
+                           const int64_t *strides, dnnl_data_type_t input) {
   if (!engine) {
     if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
       return 0;
@@ -97,7 +100,8 @@ static int createPrimitive(Site *s, int rank, const int64_t *dims,
       d[j] = dims[i * 3 + 3 - rank + j];
       st[j] = strides[i * 3 + 3 - rank + j];
     }
-    if (dnnl_memory_desc_init_by_strides(&md[i], rank, d, dnnl_f32, st) !=
+    if (dnnl_memory_desc_init_by_strides(&md[i], rank, d,
+                                         i < 2 ? input : dnnl_f32, st) !=
         dnnl_success)
       return 0;
   }
@@ -149,64 +153,120 @@ __attribute__((destructor)) static void releaseSites(void) {
   engine = NULL;
 }
 
+/* Runs the site's primitive on (a, b, c); 0 if it could not. */
+static int execute(Site *s, void *a, void *b, float *c) {
+  if (dnnl_memory_set_data_handle(s->memory[0], a) != dnnl_success ||
+      dnnl_memory_set_data_handle(s->memory[1], b) != dnnl_success ||
+      dnnl_memory_set_data_handle(s->memory[2], c) != dnnl_success)
+    return 0;
+  dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, s->memory[0]},
+                             {DNNL_ARG_WEIGHTS, s->memory[1]},
+                             {DNNL_ARG_DST, s->memory[2]}};
+  return dnnl_primitive_execute(s->primitive, stream, 3, args) ==
+             dnnl_success &&
+         dnnl_stream_wait(stream) == dnnl_success;
+}
+/* A (batch, rows, cols) view of bf16 values as a new packed f32 array
+   (bf16 is the high half of an f32: widening is exact). */
+static float *widen(const uint16_t *x, const int64_t *xs, int64_t batch,
+                    int64_t rows, int64_t cols) {
+  float *w = (float *)malloc((size_t)(batch * rows * cols) * sizeof(float));
+  if (!w)
+    return NULL;
+  float *out = w;
+  for (int64_t i = 0; i < batch; ++i)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < cols; ++j) {
+        uint32_t bits = (uint32_t)x[i * xs[0] + r * xs[1] + j * xs[2]] << 16;
+        memcpy(out++, &bits, sizeof bits);
+      }
+  return w;
+}
 /* C += A B with A (batch, m, k), B (batch, k, n), C (batch, m, n), each as
-   base pointer, offset and strides (batch stride first). */
+   base pointer, offset and strides (batch stride first); A and B hold f32,
+   or bf16 when `bf16` is set (C is f32 either way). */
 static void matmul(int64_t id, int rank, int64_t batch, int64_t m, int64_t n,
-                   int64_t k, float *a, const int64_t *as, float *b,
-                   const int64_t *bs, float *c, const int64_t *cs) {
+                   int64_t k, void *a, const int64_t *as, void *b,
+                   const int64_t *bs, float *c, const int64_t *cs, int bf16) {
   if (batch == 0 || m == 0 || n == 0 || k == 0)
     return;
-  int64_t key[18] = {batch, m,     k,     batch, k,     n,
-                     batch, m,     n,     as[0], as[1], as[2],
-                     bs[0], bs[1], bs[2], cs[0], cs[1], cs[2]};
+  int64_t key[19] = {batch, m,     k,     batch, k,     n,     batch,
+                     m,     n,     as[0], as[1], as[2], bs[0], bs[1],
+                     bs[2], cs[0], cs[1], cs[2], bf16};
+  /* The strides of widened (packed) A and B, and C's own. */
+  int64_t pas[3] = {m * k, k, 1}, pbs[3] = {k * n, n, 1};
   Site *s = getSite(id);
   if (s && s->state == 0) {
     memcpy(s->key, key, sizeof key);
     /* MIXRT_MATMUL=sgemm skips the primitives, for comparisons. */
     const char *choice = getenv("MIXRT_MATMUL");
     int sgemm = choice && strcmp(choice, "sgemm") == 0;
-    s->state = !sgemm && createPrimitive(s, rank, key, key + 9) ? 1 : 2;
+    if (!bf16)
+      s->state = !sgemm && createPrimitive(s, rank, key, key + 9, dnnl_f32)
+                     ? 1 : 2;
+    else if (!sgemm && createPrimitive(s, rank, key, key + 9, dnnl_bf16))
+      s->state = 1;
+    else {
+      /* No bf16 matmul here (oneDNN has one with AVX-512 BF16 or AMX):
+         the operands are widened to f32, which computes the same
+         products (a product of two bf16 values is exact in f32). */
+      int64_t packed[9] = {pas[0], pas[1], pas[2], pbs[0], pbs[1],
+                           pbs[2], cs[0],  cs[1],  cs[2]};
+      s->state = !sgemm && createPrimitive(s, rank, key, packed, dnnl_f32)
+                     ? 3 : 4;
+    }
   }
-  if (s && s->state == 1 && memcmp(s->key, key, sizeof key) == 0 &&
-      dnnl_memory_set_data_handle(s->memory[0], a) == dnnl_success &&
-      dnnl_memory_set_data_handle(s->memory[1], b) == dnnl_success &&
-      dnnl_memory_set_data_handle(s->memory[2], c) == dnnl_success) {
-    dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, s->memory[0]},
-                               {DNNL_ARG_WEIGHTS, s->memory[1]},
-                               {DNNL_ARG_DST, s->memory[2]}};
-    if (dnnl_primitive_execute(s->primitive, stream, 3, args) ==
-            dnnl_success &&
-        dnnl_stream_wait(stream) == dnnl_success)
-      return;
+  int same = s && memcmp(s->key, key, sizeof key) == 0;
+  if (same && s->state == 1 && execute(s, a, b, c))
+    return;
+  if (bf16) {
+    float *wa = widen((const uint16_t *)a, as, batch, m, k);
+    float *wb = widen((const uint16_t *)b, bs, batch, k, n);
+    if (!wa || !wb) {
+      free(wa);
+      free(wb);
+      abort(); /* out of memory: nothing sensible to compute */
+    }
+    if (!(same && s->state == 3 && execute(s, wa, wb, c)))
+      for (int64_t i = 0; i < batch; ++i)
+        gemm(wa + i * pas[0], pas[1], pas[2], wb + i * pbs[0], pbs[1], pbs[2],
+             c + i * cs[0], cs[1], cs[2], m, n, k);
+    free(wa);
+    free(wb);
+    return;
   }
   for (int64_t i = 0; i < batch; ++i)
-    gemm(a + i * as[0], as[1], as[2], b + i * bs[0], bs[1], bs[2],
-         c + i * cs[0], cs[1], cs[2], m, n, k);
+    gemm((float *)a + i * as[0], as[1], as[2], (float *)b + i * bs[0], bs[1],
+         bs[2], c + i * cs[0], cs[1], cs[2], m, n, k);
 }
-
 /* Each operand comes as base pointer, offset, sizes, strides; `site`
-   numbers the call site. */
-void mixrt_matmul(int64_t site, float *a, int64_t ao, int64_t am, int64_t ak,
-                  int64_t as0, int64_t as1, float *b, int64_t bo, int64_t bk,
-                  int64_t bn, int64_t bs0, int64_t bs1, float *c, int64_t co,
-                  int64_t cm, int64_t cn, int64_t cs0, int64_t cs1) {
-  (void)bk; (void)cm; (void)cn;
-  int64_t as[3] = {0, as0, as1}, bs[3] = {0, bs0, bs1}, cs[3] = {0, cs0, cs1};
-  matmul(site, 2, 1, am, bn, ak, a + ao, as, b + bo, bs, c + co, cs);
-}
-
-void mixrt_batch_matmul(int64_t site, float *a, int64_t ao, int64_t ab,
-                        int64_t am, int64_t ak, int64_t asb, int64_t as0,
-                        int64_t as1, float *b, int64_t bo, int64_t bb,
-                        int64_t bk, int64_t bn, int64_t bsb, int64_t bs0,
-                        int64_t bs1, float *c, int64_t co, int64_t cb,
-                        int64_t cm, int64_t cn, int64_t csb, int64_t cs0,
-                        int64_t cs1) {
-  (void)bb; (void)bk; (void)cb; (void)cm; (void)cn;
-  int64_t as[3] = {asb, as0, as1}, bs[3] = {bsb, bs0, bs1},
-          cs[3] = {csb, cs0, cs1};
-  matmul(site, 3, ab, am, bn, ak, a + ao, as, b + bo, bs, c + co, cs);
-}
+   numbers the call site. The _bf16 forms take A and B as bf16. */
+#define MIX_MATMUL(NAME, T, BF16)                                             \
+  void NAME(int64_t site, T *a, int64_t ao, int64_t am, int64_t ak,           \
+            int64_t as0, int64_t as1, T *b, int64_t bo, int64_t bk,           \
+            int64_t bn, int64_t bs0, int64_t bs1, float *c, int64_t co,       \
+            int64_t cm, int64_t cn, int64_t cs0, int64_t cs1) {               \
+    (void)bk; (void)cm; (void)cn;                                             \
+    int64_t as[3] = {0, as0, as1}, bs[3] = {0, bs0, bs1},                     \
+            cs[3] = {0, cs0, cs1};                                            \
+    matmul(site, 2, 1, am, bn, ak, a + ao, as, b + bo, bs, c + co, cs, BF16); \
+  }
+#define MIX_BATCH_MATMUL(NAME, T, BF16)                                       \
+  void NAME(int64_t site, T *a, int64_t ao, int64_t ab, int64_t am,           \
+            int64_t ak, int64_t asb, int64_t as0, int64_t as1, T *b,          \
+            int64_t bo, int64_t bb, int64_t bk, int64_t bn, int64_t bsb,      \
+            int64_t bs0, int64_t bs1, float *c, int64_t co, int64_t cb,       \
+            int64_t cm, int64_t cn, int64_t csb, int64_t cs0, int64_t cs1) {  \
+    (void)bb; (void)bk; (void)cb; (void)cm; (void)cn;                         \
+    int64_t as[3] = {asb, as0, as1}, bs[3] = {bsb, bs0, bs1},                 \
+            cs[3] = {csb, cs0, cs1};                                          \
+    matmul(site, 3, ab, am, bn, ak, a + ao, as, b + bo, bs, c + co, cs,       \
+           BF16);                                                             \
+  }
+MIX_MATMUL(mixrt_matmul, float, 0)
+MIX_MATMUL(mixrt_matmul_bf16, uint16_t, 1)
+MIX_BATCH_MATMUL(mixrt_batch_matmul, float, 0)
+MIX_BATCH_MATMUL(mixrt_batch_matmul_bf16, uint16_t, 1)
 typedef struct { int64_t rank; void *descriptor; } UnrankedMemRef;
 typedef struct { char *allocated; char *aligned; int64_t offset;
                  int64_t rest[]; } Descriptor;

@@ -49,6 +49,10 @@ struct Manifest {
   std::string manifestPath;
 
   std::string target;
+  /// The operands of the step's matrix products: "fp32", "tf32" or "bf16"
+  /// (mixc --precision, --gpu-matmul); accumulation, parameters and
+  /// optimizer state are fp32 in every case.
+  std::string precision = "fp32";
   int64_t batch = 0;
   int64_t seq = 0;
   /// spec.vocab_size, spec.init.seed and spec.init.std.

@@ -204,6 +204,14 @@ Manifest mixrt::parseManifest(const std::string &text,
   if (manifest.target != "cpu" && manifest.target != "cuda")
     reader.error(*root.find("target"), "target",
                  "expected \"cpu\" or \"cuda\", got " + quote(manifest.target));
+  if (root.find("precision")) {
+    manifest.precision = reader.getString(root, "", "precision");
+    if (manifest.precision != "fp32" && manifest.precision != "tf32" &&
+        manifest.precision != "bf16")
+      reader.error(*root.find("precision"), "precision",
+                   "expected \"fp32\", \"tf32\" or \"bf16\", got " +
+                       quote(manifest.precision));
+  }
   manifest.batch = reader.getInteger(root, "", "batch", 1);
   manifest.seq = reader.getInteger(root, "", "seq", 1);
 

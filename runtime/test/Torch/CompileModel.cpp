@@ -24,7 +24,8 @@ mixrt::Manifest compileModel(const Config &c) {
   std::string cmd =
       std::string(mixc ? mixc : "mixc") + " " + (dir / "m.json").string() +
       " --batch " + std::to_string(c.batch) + " --seq " +
-      std::to_string(c.seq) + " -o " + (dir / "m.mixpkg").string();
+      std::to_string(c.seq) + (c.bf16 ? " --precision bf16" : "") + " -o " +
+      (dir / "m.mixpkg").string();
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   compiled[c.name] = (dir / "m.mixpkg").string();
   return mixrt::readManifest(compiled[c.name]);

@@ -30,6 +30,43 @@ std::string Config::json() const {
 
 namespace {
 
+/// Whether products round their operands to bf16 (Config::bf16 of the
+/// model being evaluated).
+bool roundProducts = false;
+
+/// \p x rounded to bfloat16 (through float32, as the compiled code rounds
+/// its float32 values), back in x's type.
+Tensor roundToBF16(const Tensor &x) {
+  return x.to(torch::kFloat32).to(torch::kBFloat16).to(x.scalar_type());
+}
+
+/// torch::matmul whose three products (forward, and the two of its
+/// backward) take operands rounded to bf16, as every matrix product of a
+/// step compiled with --precision bf16 does.
+struct BF16Product : torch::autograd::Function<BF16Product> {
+  static Tensor forward(torch::autograd::AutogradContext *ctx, Tensor a,
+                        Tensor b) {
+    ctx->save_for_backward({a, b});
+    return torch::matmul(roundToBF16(a), roundToBF16(b));
+  }
+  static torch::autograd::tensor_list
+  backward(torch::autograd::AutogradContext *ctx,
+           torch::autograd::tensor_list grads) {
+    auto saved = ctx->get_saved_variables();
+    Tensor a = roundToBF16(saved[0]), b = roundToBF16(saved[1]);
+    Tensor g = roundToBF16(grads[0]);
+    Tensor ga = torch::matmul(g, b.transpose(-1, -2));
+    Tensor gb = torch::matmul(a.transpose(-1, -2), g);
+    // Sum over the dimensions the product broadcast.
+    return {at::sum_to(ga, a.sizes()), at::sum_to(gb, b.sizes())};
+  }
+};
+
+/// The model's matrix product (rounding its operands under bf16).
+Tensor product(const Tensor &a, const Tensor &b) {
+  return roundProducts ? BF16Product::apply(a, b) : torch::matmul(a, b);
+}
+
 Tensor layerNorm(const Tensor &x, const Params &p, const std::string &name) {
   Tensor mu = x.mean(-1, true);
   Tensor var = (x - mu).pow(2).mean(-1, true);
@@ -43,7 +80,7 @@ Tensor gpt2Gelu(const Tensor &u) {
 }
 
 Tensor linear(const Tensor &x, const Params &p, const std::string &name) {
-  return torch::matmul(x, p.at(name + ".weight").t()) + p.at(name + ".bias");
+  return product(x, p.at(name + ".weight").t()) + p.at(name + ".bias");
 }
 
 /// c[b,s] = mean over t <= s of m[b,t] (SPEC §3), written as a product with
@@ -52,7 +89,7 @@ Tensor causalPrefixMean(const Tensor &m) {
   int64_t s = m.size(1);
   Tensor avg = torch::ones({s, s}, m.options()).tril();
   avg = avg / avg.sum(-1, true);
-  return torch::matmul(avg, m);
+  return product(avg, m);
 }
 
 /// Causal self-attention; for ParaScale, stream p's learned prefix keys and
@@ -77,9 +114,9 @@ Tensor attention(const Tensor &a, const Params &p, const std::string &pre,
     v = torch::cat({perRow(p.at(pre + "attn.prefix_v")), v}, 2);
     mask = torch::cat({torch::zeros({s, c.prefix}, torch::kBool), mask}, 1);
   }
-  Tensor att = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(double(dh));
+  Tensor att = product(q, k.transpose(-1, -2)) / std::sqrt(double(dh));
   att = att.masked_fill(mask, -INFINITY).softmax(-1);
-  Tensor o = torch::matmul(att, v).transpose(1, 2).reshape({rows, s, c.d});
+  Tensor o = product(att, v).transpose(1, 2).reshape({rows, s, c.d});
   return linear(o, p, pre + "attn.c_proj");
 }
 
@@ -127,8 +164,8 @@ Tensor mixtureFfn(const Tensor &m, const Params &p, const std::string &pre,
   }
   auxes.push_back((0.01 * double(c.n) * pk.pow(2).sum(-1)).mean());
   if (c.gating == "adaptive")
-    return magnitude * torch::matmul(gpt2Gelu(u + shift),
-                                     p.at(pre + "mlp.c_proj.weight").t()) +
+    return magnitude * product(gpt2Gelu(u + shift),
+                               p.at(pre + "mlp.c_proj.weight").t()) +
            p.at(pre + "mlp.c_proj.bias");
   return linear(gpt2Gelu(u), p, pre + "mlp.c_proj");
 }
@@ -149,6 +186,7 @@ Tensor block(const Tensor &x, const Params &p, int64_t l, const Config &c,
 
 Losses referenceLoss(const Params &p, const Tensor &tok, const Tensor &tgt,
                      const Config &c) {
+  roundProducts = c.bf16;
   int64_t b = tok.size(0), s = tok.size(1);
   Tensor x =
       p.at("wte.weight").index_select(0, tok.flatten()).view({b, s, c.d}) +
@@ -189,7 +227,7 @@ Losses referenceLoss(const Params &p, const Tensor &tok, const Tensor &tgt,
       x = block(x, p, l, c, 1, auxes);
     z = layerNorm(x, p, "ln_f");
   }
-  Tensor logits = torch::matmul(z, p.at("wte.weight").t());
+  Tensor logits = product(z, p.at("wte.weight").t());
   Tensor ce = F::cross_entropy(logits.view({-1, c.v}), tgt.flatten());
   Tensor aux = auxes.empty() ? torch::zeros({}, torch::kFloat64)
                              : torch::stack(auxes).mean();

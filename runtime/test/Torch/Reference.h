@@ -29,6 +29,10 @@ struct Config {
   int64_t batch = 2, seq = 5;
   /// OpenMP threads for the compiled code (0: as libtorch has them).
   int64_t threads = 0;
+  /// Compile with mixc --precision bf16; the reference then rounds the
+  /// operands of its matrix products (torch::matmul, forward and backward)
+  /// to bfloat16 as the compiled step does.
+  bool bf16 = false;
 
   /// The model spec (SPEC §1) of this configuration.
   std::string json() const;

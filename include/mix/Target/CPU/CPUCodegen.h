@@ -80,10 +80,16 @@ inline constexpr llvm::StringLiteral kThreadedAttr = "mix.threaded";
 /// [t0, t1) over the OpenMP threads of the support code.
 void parallelizeOutlinedCalls(ModuleOp module);
 
+/// On tensors: makes every f32 linalg.matmul / linalg.batch_matmul take its
+/// operands rounded to bf16, accumulating in f32 (mixc --precision bf16).
+void roundMatmulOperandsToBF16(ModuleOp module);
+
 /// Replaces f32 linalg.matmul / linalg.batch_matmul on memrefs by calls of
 /// `<prefix>matmul` / `<prefix>batch_matmul` (C += A B, in the package's
 /// support code: on the CPU a oneDNN matmul primitive cached per call site,
 /// on CUDA a cuBLASLt matmul). Each call's first argument numbers its site.
+/// Products of bf16 operands into f32 call `<prefix>matmul_bf16` /
+/// `<prefix>batch_matmul_bf16`.
 void convertMatmulsToLibraryCalls(ModuleOp module,
                                   llvm::StringRef prefix = "mixrt_");
 

@@ -34,14 +34,48 @@ def MixFoldSumsIntoAccumulatorsPass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def MixBF16MatmulsPass : Pass<"mix-bf16-matmuls", "::mlir::ModuleOp"> {
+  let summary = "Round the operands of f32 matrix products to bfloat16";
+  let description = [{
+    The mixed-precision training step of `mixc --precision bf16`. On
+    tensors, each f32 `linalg.matmul` and `linalg.batch_matmul` takes its
+    operands rounded to bf16 (`arith.truncf`, round to nearest even) and
+    still accumulates into its f32 init: by linalg's semantics each bf16
+    element is extended to f32, multiplied and summed in f32. Everything
+    else (parameters, gradients, optimizer state, normalizations, softmax,
+    the loss) stays f32.
+
+    A value is rounded once, however many products use it; an operand made
+    by transposes, `tensor.collapse_shape` or `tensor.expand_shape` of a
+    tensor is rounded before them (the chain is replayed on bf16), so they
+    move half the bytes.
+
+    ```mlir
+    %t = linalg.transpose ins(%w : tensor<64x32xf32>) ...
+    %y = linalg.matmul ins(%x, %t : tensor<8x64xf32>, tensor<32x64xf32>) ...
+    // becomes
+    %wb = linalg.generic {truncf} ins(%w) -> tensor<64x32xbf16>
+    %tb = linalg.transpose ins(%wb : tensor<64x32xbf16>) ...
+    %xb = linalg.generic {truncf} ins(%x) -> tensor<8x64xbf16>
+    %y = linalg.matmul ins(%xb, %tb : tensor<8x64xbf16>, tensor<32x64xbf16>)
+                       outs(%init : tensor<8x32xf32>)
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def MixMatmulsToLibraryCallsPass
     : Pass<"mix-matmuls-to-library-calls", "::mlir::ModuleOp"> {
-  let summary = "Call the support library for f32 matrix products on memrefs";
+  let summary = "Call the support library for matrix products on memrefs";
   let description = [{
     Replaces `linalg.matmul` and `linalg.batch_matmul` on f32 memrefs (after
     bufferization) by calls of `mixrt_matmul` / `mixrt_batch_matmul`, which
     compute C += A B in the package's C support code through a oneDNN matmul
-    primitive made once per call site. Each call passes its site number and,
+    primitive made once per call site; products of bf16 operands into f32
+    (after `mix-bf16-matmuls`) call `mixrt_matmul_bf16` /
+    `mixrt_batch_matmul_bf16`. Each call passes its site number and,
     for each operand, the base buffer, offset, sizes and strides
     (`memref.extract_strided_metadata`), so transposed views need no copy.
   }];
