@@ -166,20 +166,43 @@ static int execute(Site *s, void *a, void *b, float *c) {
              dnnl_success &&
          dnnl_stream_wait(stream) == dnnl_success;
 }
+/* libgomp, which oneDNN runs on: the package splits its own loops over the
+   same team. */
+extern void GOMP_parallel(void (*fn)(void *), void *data, unsigned threads,
+                          unsigned flags);
+extern int omp_get_thread_num(void);
+extern int omp_get_num_threads(void);
+typedef struct {
+  const uint16_t *x;
+  const int64_t *xs;
+  int64_t rows, cols, total; /* total = batch * rows */
+  float *out;
+} WidenJob;
+static void widenRows(void *data) {
+  const WidenJob *j = (const WidenJob *)data;
+  int64_t t = omp_get_thread_num(), threads = omp_get_num_threads();
+  int64_t lo = j->total * t / threads, hi = j->total * (t + 1) / threads;
+  for (int64_t r = lo; r < hi; ++r) {
+    const uint16_t *row =
+        j->x + (r / j->rows) * j->xs[0] + (r % j->rows) * j->xs[1];
+    float *out = j->out + r * j->cols;
+    for (int64_t c = 0; c < j->cols; ++c) {
+      uint32_t bits = (uint32_t)row[c * j->xs[2]] << 16;
+      memcpy(out + c, &bits, sizeof bits);
+    }
+  }
+}
 /* A (batch, rows, cols) view of bf16 values as a new packed f32 array
-   (bf16 is the high half of an f32: widening is exact). */
+   (bf16 is the high half of an f32: widening is exact), rows split over
+   the OpenMP team. */
 static float *widen(const uint16_t *x, const int64_t *xs, int64_t batch,
                     int64_t rows, int64_t cols) {
   float *w = (float *)malloc((size_t)(batch * rows * cols) * sizeof(float));
   if (!w)
     return NULL;
-  float *out = w;
-  for (int64_t i = 0; i < batch; ++i)
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t j = 0; j < cols; ++j) {
-        uint32_t bits = (uint32_t)x[i * xs[0] + r * xs[1] + j * xs[2]] << 16;
-        memcpy(out++, &bits, sizeof bits);
-      }
+  WidenJob job = {x, xs, rows, cols, batch * rows, w};
+  /* As for the loop nests (kMinParallelWork): small ones on one thread. */
+  GOMP_parallel(widenRows, &job, batch * rows * cols < 16384 ? 1 : 0, 0);
   return w;
 }
 /* C += A B with A (batch, m, k), B (batch, k, n), C (batch, m, n), each as
@@ -327,10 +350,6 @@ void mix_comm_all_reduce(float *base, int64_t offset, int64_t count) {
    arguments, pointers and 64-bit integers, come packed as int64. The range
    is split into one contiguous part a thread of libgomp's team, the same
    threads oneDNN's matrix products run on (OMP_NUM_THREADS of them). */
-extern void GOMP_parallel(void (*fn)(void *), void *data, unsigned threads,
-                          unsigned flags);
-extern int omp_get_thread_num(void);
-extern int omp_get_num_threads(void);
 
 typedef struct {
   void *fn;

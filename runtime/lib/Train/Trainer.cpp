@@ -573,6 +573,10 @@ int mixrt::train(const TrainOptions &o) {
               << manifest.spec.find("cmollm")->find("streams")->getInteger() /
                      manifest.streamShards
               << " of the cMoLLM streams\n";
+  if (root && manifest.precision != "fp32")
+    std::cerr << "mix-run: " << manifest.precision
+              << " matrix products (float32 accumulation, parameters and "
+                 "optimizer state)\n";
   if (root && dataRanks > 1)
     std::cerr << "mix-run: data-parallel over " << dataRanks << " ranks ("
               << comm.getName() << "): " << dataRanks << " x " << manifest.batch
