@@ -125,27 +125,6 @@ LogicalResult mlir::mix::runPipeline(ModuleOp module, llvm::StringRef pipeline,
   return pm.run(module);
 }
 
-/// Fuses elementwise producers into elementwise consumers only: fusing them
-/// into a contraction or reduction would recompute the producer for every
-/// element of the reduced dimension (a layer norm fused into the matmul
-/// after it is recomputed once per output column), and would hide the
-/// matmul from the library call.
-static LogicalResult fuseElementwise(ModuleOp module) {
-  auto allParallel = [](Operation *op) {
-    auto generic = dyn_cast<linalg::GenericOp>(op);
-    return generic && generic.getNumLoops() == generic.getNumParallelLoops();
-  };
-  RewritePatternSet patterns(module.getContext());
-  linalg::populateElementwiseOpsFusionPatterns(
-      patterns, [&](OpOperand *operand) {
-        // A producer with other users would be computed twice.
-        Operation *producer = operand->get().getDefiningOp();
-        return producer && producer->hasOneUse() && allParallel(producer) &&
-               allParallel(operand->getOwner());
-      });
-  return applyPatternsGreedily(module, std::move(patterns));
-}
-
 LogicalResult mlir::mix::bufferizeForCodegen(ModuleOp module,
                                              EntryPointTypes &entryTypes,
                                              TimingScope &timing) {
@@ -154,7 +133,7 @@ LogicalResult mlir::mix::bufferizeForCodegen(ModuleOp module,
     return failure();
   accumulateTimer.stop();
   TimingScope fuseTimer = timing.nest("fuse elementwise ops");
-  if (failed(fuseElementwise(module)))
+  if (failed(fuseElementwiseOps(module)))
     return failure();
   fuseTimer.stop();
   if (failed(runPipeline(module, kToLoops, timing)))

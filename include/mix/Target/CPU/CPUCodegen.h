@@ -56,6 +56,11 @@ LogicalResult runPipeline(ModuleOp module, llvm::StringRef pipeline,
 LogicalResult lowerToLLVMDialect(ModuleOp module, EntryPointTypes &entryTypes,
                                  TimingScope &timing);
 
+/// On tensors: fuses elementwise producers into elementwise consumers, and
+/// recomputes a small elementwise producer in each of its users when they
+/// are all elementwise, so that it is never stored.
+LogicalResult fuseElementwiseOps(ModuleOp module);
+
 /// Rewrites `add(matmul(A, B), X)` on tensors, where the product accumulates
 /// into zeros and has no other use, into a product accumulating into X.
 LogicalResult foldSumsIntoAccumulators(ModuleOp module);

@@ -1,0 +1,74 @@
+//===- FuseElementwise.cpp - Elementwise fusion, with recomputation -------===//
+//
+// On tensors, before bufferization: elementwise producers fuse into their
+// elementwise consumers, and a small elementwise producer whose users are
+// all elementwise is recomputed in each of them instead of being stored.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mix/Target/CPU/CPUCodegen.h"
+#include "mix/Target/CPU/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+using namespace mlir;
+using namespace mlir::mix;
+
+namespace mlir::mix {
+#define GEN_PASS_DEF_MIXFUSEELEMENTWISEPASS
+#include "mix/Target/CPU/Passes.h.inc"
+} // namespace mlir::mix
+
+/// The most operations in the body of an elementwise op that is recomputed
+/// in each of its users rather than stored (see fuseElementwise).
+static constexpr size_t kMaxRecomputedOps = 24;
+
+/// Fuses elementwise producers into elementwise consumers only: fusing them
+/// into a contraction or reduction would recompute the producer for every
+/// element of the reduced dimension (a layer norm fused into the matmul
+/// after it is recomputed once per output column), and would hide the
+/// matmul from the library call.
+///
+/// A producer with several users is fused into each of them (recomputed)
+/// when all of them are elementwise and its body is small: it is then never
+/// stored. The backward pass reads most forward intermediates again, so
+/// without this every step of an elementwise chain (the terms of GELU's
+/// tanh form, a normalization's scaled rows) lived from the forward pass to
+/// the backward as a tensor of its own; recomputing them costs a few
+/// arithmetic ops an element where storing cost a buffer and a round trip
+/// through memory.
+LogicalResult mlir::mix::fuseElementwiseOps(ModuleOp module) {
+  auto allParallel = [](Operation *op) {
+    auto generic = dyn_cast<linalg::GenericOp>(op);
+    return generic && generic.getNumLoops() == generic.getNumParallelLoops();
+  };
+  auto recomputable = [&](Operation *producer) {
+    auto generic = cast<linalg::GenericOp>(producer);
+    return generic->getNumResults() == 1 &&
+           generic.getRegion().front().getOperations().size() <=
+               kMaxRecomputedOps &&
+           llvm::all_of(producer->getUsers(), allParallel);
+  };
+  RewritePatternSet patterns(module.getContext());
+  linalg::populateElementwiseOpsFusionPatterns(
+      patterns, [&](OpOperand *operand) {
+        Operation *producer = operand->get().getDefiningOp();
+        if (!producer || !allParallel(producer) ||
+            !allParallel(operand->getOwner()))
+          return false;
+        return producer->hasOneUse() || recomputable(producer);
+      });
+  return applyPatternsGreedily(module, std::move(patterns));
+}
+
+namespace {
+struct MixFuseElementwisePass
+    : mlir::mix::impl::MixFuseElementwisePassBase<MixFuseElementwisePass> {
+  void runOnOperation() override {
+    if (failed(fuseElementwiseOps(getOperation())))
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,97 @@
+// RUN: mix-opt %s --mix-fuse-elementwise --canonicalize | FileCheck %s
+
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+
+// A small producer whose users are all elementwise is recomputed in each
+// (the tanh appears twice, and no op computes it alone): never stored.
+// CHECK-LABEL: func.func @recomputed
+//       CHECK:   %[[A:.*]] = linalg.generic
+//       CHECK:     math.tanh
+//       CHECK:     arith.mulf
+//       CHECK:   %[[B:.*]] = linalg.generic
+//       CHECK:     math.tanh
+//       CHECK:     arith.addf
+//   CHECK-NOT:   linalg.generic
+//       CHECK:   return %[[A]], %[[B]]
+func.func @recomputed(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = math.tanh %in : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%t, %y : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%p: f32, %q: f32, %out: f32):
+    %r = arith.mulf %p, %q : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%t, %x : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%p: f32, %q: f32, %out: f32):
+    %r = arith.addf %p, %q : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  return %a, %b : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// One user is a reduction: the producer is stored (computing it in the
+// reduction would cost nothing more here, but a reduction is never fused
+// into), so it is not recomputed in the elementwise user either.
+// CHECK-LABEL: func.func @stored
+//       CHECK:   %[[T:.*]] = linalg.generic
+//       CHECK:     math.tanh
+//       CHECK:   linalg.generic {{.*}} ins(%[[T]], %{{.*}} : tensor<4x8xf32>, tensor<4x8xf32>)
+//   CHECK-NOT:     math.tanh
+//       CHECK:   linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[T]] : tensor<4x8xf32>)
+func.func @stored(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>) {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = math.tanh %in : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%t, %y : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%p: f32, %q: f32, %out: f32):
+    %r = arith.mulf %p, %q : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%t : tensor<4x8xf32>) outs(%z : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %r = arith.addf %in, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %a, %s : tensor<4x8xf32>, tensor<4xf32>
+}
+
+// A single-use producer fuses into its elementwise consumer, whatever its
+// size.
+// CHECK-LABEL: func.func @single_use
+//       CHECK:   linalg.generic
+//       CHECK:     math.exp
+//       CHECK:     arith.mulf
+//   CHECK-NOT:   linalg.generic
+func.func @single_use(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = math.exp %in : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%t, %y : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%p: f32, %q: f32, %out: f32):
+    %r = arith.mulf %p, %q : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  return %a : tensor<4x8xf32>
+}
