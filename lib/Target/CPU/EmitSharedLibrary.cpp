@@ -110,6 +110,13 @@ llvm::Error mlir::mix::emitSharedLibrary(ModuleOp module, llvm::StringRef path,
       translateModuleToLLVMIR(module, llvmContext, "mixpkg");
   if (!llvmModule)
     return error("translating the lowered model to LLVM IR failed");
+  // Unwind tables, as clang emits by default on x86-64: a backtrace taken
+  // in the compiled code (mix-run's crash report, a debugger) walks on
+  // through it to its caller.
+  llvmModule->setUwtable(llvm::UWTableKind::Async);
+  for (llvm::Function &f : *llvmModule)
+    if (!f.isDeclaration())
+      f.setUWTableKind(llvm::UWTableKind::Async);
   translateTimer.stop();
 
   // The functions are independent (loop nests and optnone glue; nothing is
