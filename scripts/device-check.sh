@@ -18,12 +18,17 @@
 #      (8-bit mantissa);
 #   2. throughput: `mix-run train` of dense and cMoLLM (N = 4) at the
 #      small benchmark size, tokens/s the median of steps 6-20;
-#   3. the mixture layer's achieved TFLOP/s (estimated from the step time
+#   3. the host CPU's bf16 products (mixc --precision bf16): the gradients
+#      of a bf16 cpu package against the fp32 CPU reference (5e-2), how
+#      many oneDNN matmuls ran as bf16 primitives (the host may have the
+#      AVX512-BF16 or AMX the workstation lacks), and train tokens/s of the
+#      small dense and cMoLLM packages in fp32 and bf16;
+#   4. the mixture layer's achieved TFLOP/s (estimated from the step time
 #      cMoLLM adds to dense) against cuBLASLt's dense GEMM of the same FLOPs.
 # The report goes to $OUT/device-check.md (or device-check/results.md).
 #
 # MIX_DEVICE_CHECK_TARGET=cpu prepares cpu packages instead, so that `run`
-# can be tried end to end on a machine without a GPU (steps 1-2; no nvcc).
+# can be tried end to end on a machine without a GPU (steps 1-3; no nvcc).
 #
 #===----------------------------------------------------------------------===#
 set -euo pipefail
@@ -82,6 +87,15 @@ prepare() {
     echo "device-check: benchmark package $m"
     $bin/mixc $dir/$m.json --batch 8 --seq 256 --target "$target" -o $dir/pkgs/$m.mixpkg
     rm -f $dir/pkgs/$m.mixpkg/kernels.ptx $dir/pkgs/$m.mixpkg/kernels.cubin
+  done
+  # The CPU's bf16 products on the device machine's host, which may have the
+  # AVX512-BF16 or AMX this workstation lacks (mixc --precision bf16 then
+  # runs oneDNN's bf16 primitives instead of widening to f32).
+  echo "device-check: cpu bf16 packages"
+  $bin/mixc examples/tiny-cmollm.json --batch 4 --seq 32 --precision bf16 -o $dir/pkgs/cpu-bf16.mixpkg
+  for m in small-dense small-cmollm-n4; do
+    $bin/mixc $dir/$m.json --batch 8 --seq 256 -o $dir/pkgs/$m-cpu.mixpkg
+    $bin/mixc $dir/$m.json --batch 8 --seq 256 --precision bf16 -o $dir/pkgs/$m-cpu-bf16.mixpkg
   done
   [ -f data/brown/train.txt ] || bash scripts/fetch-data.sh
   head -c 2000000 data/brown/train.txt > $dir/data/train.txt
@@ -152,6 +166,44 @@ run() {
       failures=$((failures + 1))
     fi
   done
+
+  # bf16 products on the host CPU: correctness against the fp32 CPU
+  # reference of cmollm-simple (bf16's tolerance, as on the GPU), whether
+  # oneDNN ran bf16 primitives, and the step time beside fp32's.
+  {
+    echo
+    echo "## The host CPU's bf16 products (mixc --precision bf16)"
+    echo
+    echo '```'
+    grep -m1 'model name' /proc/cpuinfo || true
+    echo "bf16 CPU flags: $(grep -m1 -o -w 'avx512_bf16\|amx_bf16' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+  } >> "$report"
+  if ONEDNN_VERBOSE=1 "$runner" grad $dir/pkgs/cpu-bf16.mixpkg \
+      --params $dir/ref/cmollm-simple.params.safetensors \
+      --batch $dir/ref/cmollm-simple.batch.safetensors --out $dir/cpu-bf16.safetensors \
+      > $dir/cpu-bf16.verbose 2> $dir/cpu-bf16.log; then
+    echo "oneDNN bf16 matmul executions: $(grep -c 'exec,cpu,matmul.*src_bf16' $dir/cpu-bf16.verbose || true)," \
+      "f32: $(grep -c 'exec,cpu,matmul.*src_f32' $dir/cpu-bf16.verbose || true)" >> "$report"
+    python3 $dir/src/compare.py $dir/ref/cmollm-simple.grad.safetensors $dir/cpu-bf16.safetensors \
+      5e-2 cpu-bf16 >> "$report" || failures=$((failures + 1))
+  else
+    echo "cpu-bf16 FAIL: $(tail -1 $dir/cpu-bf16.log)" >> "$report"
+    failures=$((failures + 1))
+  fi
+  for m in small-dense-cpu small-dense-cpu-bf16 small-cmollm-n4-cpu small-cmollm-n4-cpu-bf16; do
+    rm -rf $dir/run-$m
+    if "$runner" train $dir/pkgs/$m.mixpkg --data $dir/data --steps 12 --eval-every 1000 \
+        --out $dir/run-$m 2> $dir/$m.train.log; then
+      local tps
+      tps=$(python3 -c "import json,sys; print('\n'.join(str(json.loads(l)['tokens_per_s']) for l in open(sys.argv[1]).readlines()[3:]))" \
+        $dir/run-$m/metrics.jsonl | median)
+      printf '%s: %.0f tokens/s (median of steps 4-12)\n' "$m" "$tps" >> "$report"
+    else
+      echo "$m FAIL: $(tail -1 $dir/$m.train.log)" >> "$report"
+      failures=$((failures + 1))
+    fi
+  done
+  echo '```' >> "$report"
 
   if [ "$target" = cuda ] && command -v nvcc > /dev/null; then
     nvcc -O2 -o $dir/gemm_bench $dir/src/gemm_bench.cu -lcublasLt
