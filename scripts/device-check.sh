@@ -16,6 +16,8 @@
 #      largest magnitude: 2e-2 for TF32 products (10-bit mantissa, errors
 #      of ~1e-3 a product compounding through the layers), 5e-2 for BF16
 #      (8-bit mantissa);
+#      and the dense model's gradients again through NCCL's all-reduce
+#      (MIXRT_NCCL=1: a one-rank communicator, as one GPU allows);
 #   2. throughput: `mix-run train` of dense and cMoLLM (N = 4) at the
 #      small benchmark size, tokens/s the median of steps 6-20;
 #   3. the host CPU's bf16 products (mixc --precision bf16): the gradients
@@ -142,6 +144,22 @@ run() {
     python3 $dir/src/compare.py $dir/ref/$name.grad.safetensors $dir/$name.device.safetensors \
       "$tol" "$name" >> "$report" || failures=$((failures + 1))
   done
+  # The gradients' average through NCCL (MIXRT_NCCL=1 makes a one-rank
+  # communicator, the most one GPU allows: NCCL refuses two ranks on one
+  # device): the same gradients must come back through ncclAllReduce.
+  if [ "$target" = cuda ]; then
+    if MIXRT_NCCL=1 "$runner" grad $dir/pkgs/dense.mixpkg --params $dir/ref/dense.params.safetensors \
+        --batch $dir/ref/dense.batch.safetensors --out $dir/dense-nccl.safetensors \
+        2> $dir/dense-nccl.log; then
+      python3 $dir/src/compare.py $dir/ref/dense.grad.safetensors $dir/dense-nccl.safetensors \
+        2e-2 dense-nccl >> "$report" || failures=$((failures + 1))
+    elif grep -q 'loading NCCL' $dir/dense-nccl.log; then
+      echo "dense-nccl skipped: $(tail -1 $dir/dense-nccl.log)" >> "$report"
+    else
+      echo "dense-nccl FAIL: $(tail -1 $dir/dense-nccl.log)" >> "$report"
+      failures=$((failures + 1))
+    fi
+  fi
   echo '```' >> "$report"
 
   {

@@ -23,6 +23,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.mix_tools_dir, config.llvm_tools_dir]
 tools = ["mix-opt", "mixc", "MixUnitTests", "mix-run", "MixRuntimeTests",
+         "mixrt-communicator-check",
          "MixTorchTests"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 

@@ -10,7 +10,10 @@
 //    cuBLASLt (TF32 or BF16 tensor cores, float32 accumulation), its
 //    descriptors and algorithm chosen once per call site;
 //  * mixrt_device_*: what the runtime (which links no CUDA) uses to move
-//    arguments to and from the device and to learn of errors.
+//    arguments to and from the device and to learn of errors;
+//  * mixrt_nccl_*: the gradients' average over the ranks of a multi-GPU run,
+//    on the devices, through NCCL (opened only when a run needs it), with
+//    a deadline so that a dead rank ends the run instead of hanging it.
 // A CUDA failure is recorded (the first one's message kept) and turns the
 // rest of the call into no-ops; mixrt_device_end reports it.
 //
@@ -24,11 +27,13 @@ using namespace mlir::mix;
 static const char *const kSupportSource = R"C(
 #include <cuda.h>
 #include <cublasLt.h>
+#include <dlfcn.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- Errors ------------------------------------------------------------ */
 
@@ -553,9 +558,204 @@ static void matmul(int64_t site, int64_t batch, float *a, int64_t M,
             "cublasLtMatmul");
 }
 
+/* ---- Averaging across ranks with NCCL ---------------------------------- */
+
+/* libnccl is opened when a run first needs it (a cuda package trained on
+   several ranks), so a package runs on one GPU without it. The few types
+   and constants used are declared here, ABI-stable since NCCL 2.10 (the
+   first with ncclAvg); where the toolkit has nccl.h they are checked
+   against it when the package is compiled. */
+typedef struct {
+  char internal[128];
+} MixNcclId;
+typedef struct MixNcclComm *MixNcclCommRef;
+enum {
+  kNcclSuccess = 0,
+  kNcclInProgress = 7,
+  kNcclFloat32 = 7,
+  kNcclAvg = 4
+};
+#if __has_include(<nccl.h>)
+#include <nccl.h>
+_Static_assert(sizeof(MixNcclId) == sizeof(ncclUniqueId), "ncclUniqueId");
+_Static_assert(kNcclSuccess == ncclSuccess && kNcclInProgress == ncclInProgress,
+               "ncclResult_t");
+_Static_assert(kNcclFloat32 == ncclFloat32, "ncclDataType_t");
+_Static_assert(kNcclAvg == ncclAvg, "ncclRedOp_t");
+#endif
+
+static struct {
+  void *library;
+  int (*getUniqueId)(MixNcclId *);
+  int (*commInitRank)(MixNcclCommRef *, int, MixNcclId, int);
+  int (*allReduce)(const void *, void *, size_t, int, int, MixNcclCommRef,
+                   CUstream);
+  int (*groupStart)(void);
+  int (*groupEnd)(void);
+  int (*commGetAsyncError)(MixNcclCommRef, int *);
+  int (*commAbort)(MixNcclCommRef);
+  int (*commDestroy)(MixNcclCommRef);
+  const char *(*getErrorString)(int);
+  MixNcclCommRef comm;
+  int ranks;
+  double timeout;
+} nccl;
+
+static int checkNccl(int status, const char *what) {
+  if (status == kNcclSuccess)
+    return 1;
+  char detail[256];
+  snprintf(detail, sizeof detail, "NCCL error %d (%s)", status,
+           nccl.getErrorString ? nccl.getErrorString(status) : "?");
+  setError(what, detail);
+  return 0;
+}
+
+static int loadNccl(void) {
+  if (nccl.library)
+    return 1;
+  if (failed())
+    return 0;
+  const char *path = getenv("MIXRT_NCCL_LIBRARY");
+  if (!path || !*path)
+    path = "libnccl.so.2";
+  void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    char detail[768];
+    snprintf(detail, sizeof detail,
+             "%s (a cuda package run on several ranks averages its "
+             "gradients with NCCL: install it, or name the library with "
+             "MIXRT_NCCL_LIBRARY, or set MIXRT_NCCL=0 to average on the "
+             "host over MPI)",
+             dlerror());
+    setError("loading NCCL", detail);
+    return 0;
+  }
+#define MIX_NCCL_SYMBOL(field, name)                                          \
+  if (!(*(void **)&nccl.field = dlsym(library, name))) {                      \
+    setError("loading NCCL", "the library has no " name " (NCCL 2.10 or "     \
+                             "later is needed)");                             \
+    dlclose(library);                                                         \
+    return 0;                                                                 \
+  }
+  MIX_NCCL_SYMBOL(getUniqueId, "ncclGetUniqueId")
+  MIX_NCCL_SYMBOL(commInitRank, "ncclCommInitRank")
+  MIX_NCCL_SYMBOL(allReduce, "ncclAllReduce")
+  MIX_NCCL_SYMBOL(groupStart, "ncclGroupStart")
+  MIX_NCCL_SYMBOL(groupEnd, "ncclGroupEnd")
+  MIX_NCCL_SYMBOL(commGetAsyncError, "ncclCommGetAsyncError")
+  MIX_NCCL_SYMBOL(commAbort, "ncclCommAbort")
+  MIX_NCCL_SYMBOL(commDestroy, "ncclCommDestroy")
+  MIX_NCCL_SYMBOL(getErrorString, "ncclGetErrorString")
+#undef MIX_NCCL_SYMBOL
+  nccl.library = library;
+  return 1;
+}
+
+/* The communicator's id, made by the first rank and sent to the others by
+   the runtime (over MPI). Writes 128 bytes to id. */
+int mixrt_nccl_unique_id(void *id) {
+  if (!loadNccl())
+    return -1;
+  MixNcclId made;
+  if (!checkNccl(nccl.getUniqueId(&made), "ncclGetUniqueId"))
+    return -1;
+  memcpy(id, &made, sizeof made);
+  return 0;
+}
+
+/* Joins the communicator of `ranks` ranks with the id from
+   mixrt_nccl_unique_id. Blocks until every rank has joined (the runtime
+   bounds the wait). Later collectives give up after timeout seconds. */
+int mixrt_nccl_init(const void *id, int ranks, int rank, double timeout) {
+  if (!loadNccl() || !initDevice())
+    return -1;
+  if (nccl.comm) {
+    setError("mixrt_nccl_init", "the communicator exists already");
+    return -1;
+  }
+  MixNcclId joined;
+  memcpy(&joined, id, sizeof joined);
+  if (!checkNccl(nccl.commInitRank(&nccl.comm, ranks, joined, rank),
+                 "ncclCommInitRank")) {
+    nccl.comm = NULL;
+    return -1;
+  }
+  nccl.ranks = ranks;
+  nccl.timeout = timeout;
+  return 0;
+}
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Replaces each of the count float buffers by its mean over the ranks, in
+   place, in one NCCL group on the package's stream; waits for it. A rank
+   that died or stalls shows as no progress: after the timeout the
+   communicator is aborted (which ends its kernels) and the call fails, so
+   a run never hangs in NCCL. */
+int mixrt_nccl_average(void *const *buffers, const uint64_t *floats,
+                       int count) {
+  if (!nccl.comm) {
+    setError("mixrt_nccl_average", "no NCCL communicator");
+    return -1;
+  }
+  if (failed() || !initDevice())
+    return -1;
+  if (!checkNccl(nccl.groupStart(), "ncclGroupStart"))
+    return -1;
+  for (int i = 0; i < count; ++i)
+    if (!checkNccl(nccl.allReduce(buffers[i], buffers[i], (size_t)floats[i],
+                                  kNcclFloat32, kNcclAvg, nccl.comm, stream),
+                   "ncclAllReduce")) {
+      nccl.groupEnd();
+      return -1;
+    }
+  if (!checkNccl(nccl.groupEnd(), "ncclGroupEnd"))
+    return -1;
+  double deadline = now() + nccl.timeout;
+  for (int polls = 0;; ++polls) {
+    CUresult done = cuStreamQuery(stream);
+    if (done == CUDA_SUCCESS)
+      return 0;
+    if (done != CUDA_ERROR_NOT_READY) {
+      checkCu(done, "averaging across the ranks");
+      return -1;
+    }
+    int async = kNcclSuccess;
+    if (!checkNccl(nccl.commGetAsyncError(nccl.comm, &async),
+                   "ncclCommGetAsyncError") ||
+        (async != kNcclInProgress &&
+         !checkNccl(async, "averaging across the ranks")) ||
+        now() > deadline) {
+      if (!failed()) {
+        char detail[256];
+        snprintf(detail, sizeof detail,
+                 "no reply from the other ranks in %g s (a rank died or "
+                 "stalled; MIXRT_RANK_TIMEOUT sets the limit)",
+                 nccl.timeout);
+        setError("averaging across the ranks with NCCL", detail);
+      }
+      nccl.commAbort(nccl.comm);
+      nccl.comm = NULL;
+      return -1;
+    }
+    if (polls > 1000) {
+      struct timespec pause = {0, 100000};
+      nanosleep(&pause, NULL);
+    }
+  }
+}
+
 /* ---- Unloading --------------------------------------------------------- */
 
 __attribute__((destructor)) static void releaseDevice(void) {
+  if (nccl.comm)
+    nccl.commDestroy(nccl.comm);
+  nccl.comm = NULL;
   for (int64_t i = 0; i < siteCapacity; ++i)
     if (sites[i].ready) {
       cublasLtMatrixLayoutDestroy(sites[i].a);

@@ -43,6 +43,8 @@ public:
   /// Replaces \p data on every rank by its maximum over the ranks.
   virtual void allReduceMax(int64_t *data, size_t count,
                             const std::string &what) = 0;
+  /// Replaces the \p bytes bytes at \p data on every rank by rank 0's.
+  virtual void broadcast(void *data, size_t bytes, const std::string &what) = 0;
 
   /// Ends every rank of the run at once with exit status \p status (after
   /// this rank reported why on stderr).

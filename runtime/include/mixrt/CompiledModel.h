@@ -74,6 +74,19 @@ public:
   /// there and back around each call).
   bool isOnDevice() const { return device != nullptr; }
 
+  /// Connects a cuda package to the data-parallel ranks of \p data through
+  /// NCCL (the communicator's id sent from rank 0 over \p data): grad()
+  /// then returns the gradients and loss terms averaged over the ranks,
+  /// reduced on the devices. Done when \p data has more than one rank, or
+  /// always with MIXRT_NCCL=1; MIXRT_NCCL=0 leaves the average to the host
+  /// (averageOverRanks, over MPI). Collective; nothing to do for cpu
+  /// packages.
+  void connectDevices(Communicator &data);
+
+  /// Whether grad() averages over the data-parallel ranks itself (after
+  /// connectDevices chose NCCL); the caller must not average again.
+  bool averagesOverRanks() const { return ncclRanks > 0; }
+
 private:
   using Entry = void (*)(void **);
   Entry lookup(const char *symbol) const;
@@ -91,6 +104,8 @@ private:
   const Manifest &manifest;
   /// This process's stream rank once connected; -1 before.
   int streamRank = -1;
+  /// The ranks grad() averages over with NCCL; 0 when it does not.
+  int ncclRanks = 0;
   void *handle = nullptr;
   Entry forwardEntry = nullptr, gradEntry = nullptr, adamwEntry = nullptr,
         logitsEntry = nullptr;

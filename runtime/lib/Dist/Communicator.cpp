@@ -31,6 +31,7 @@ public:
   void allReduceSum(float *, size_t, const std::string &) override {}
   void allReduceSum(double *, size_t, const std::string &) override {}
   void allReduceMax(int64_t *, size_t, const std::string &) override {}
+  void broadcast(void *, size_t, const std::string &) override {}
   [[noreturn]] void abort(int status) override { std::_Exit(status); }
   std::unique_ptr<Communicator> split(int) override {
     return std::make_unique<SingleProcess>();

@@ -75,6 +75,17 @@ public:
     allReduce(data, count, MPI_INT64_T, MPI_MAX, what);
   }
 
+  void broadcast(void *data, size_t bytes, const std::string &what) override {
+    constexpr size_t kChunk = size_t(1) << 30;
+    char *begin = static_cast<char *>(data);
+    for (size_t done = 0; done < bytes; done += kChunk) {
+      MPI_Request request;
+      MPI_Ibcast(begin + done, int(std::min(kChunk, bytes - done)), MPI_BYTE, 0,
+                 comm, &request);
+      wait(request, what);
+    }
+  }
+
   [[noreturn]] void abort(int status) override {
     std::fflush(stdout);
     std::fflush(stderr);

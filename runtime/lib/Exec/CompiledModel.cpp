@@ -14,16 +14,21 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cinttypes>
 #include <climits>
+#include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <elf.h>
 #include <iostream>
 #include <malloc.h>
 #include <map>
+#include <mutex>
 #include <sys/stat.h>
+#include <thread>
 
 using namespace mixrt;
 
@@ -109,6 +114,9 @@ struct CompiledModel::Device {
   void (*free)(void *);
   int (*upload)(void *, const void *, uint64_t);
   int (*download)(void *, const void *, uint64_t);
+  int (*ncclUniqueId)(void *);
+  int (*ncclInit)(const void *, int, int, double);
+  int (*ncclAverage)(void *const *, const uint64_t *, int);
   std::map<std::string, std::vector<void *>> buffers;
 
   ~Device() {
@@ -192,6 +200,14 @@ CompiledModel::CompiledModel(const Manifest &manifest) : manifest(manifest) {
     device->download =
         reinterpret_cast<int (*)(void *, const void *, uint64_t)>(
             symbol("mixrt_device_download"));
+    device->ncclUniqueId =
+        reinterpret_cast<int (*)(void *)>(symbol("mixrt_nccl_unique_id"));
+    device->ncclInit =
+        reinterpret_cast<int (*)(const void *, int, int, double)>(
+            symbol("mixrt_nccl_init"));
+    device->ncclAverage =
+        reinterpret_cast<int (*)(void *const *, const uint64_t *, int)>(
+            symbol("mixrt_nccl_average"));
   }
   forwardEntry = lookup("mix_forward");
   gradEntry = lookup("mix_grad");
@@ -243,6 +259,62 @@ void CompiledModel::connect(Communicator &comm) {
          "package with mixc)");
   set(&comm, comm.getRank(), sumOverRanks);
   streamRank = comm.getRank();
+}
+
+/// Whether a cuda package run on \p ranks data-parallel ranks averages its
+/// gradients with NCCL: MIXRT_NCCL=1 always, 0 never, unset when there is
+/// more than one rank.
+static bool useNccl(int ranks) {
+  const char *value = std::getenv("MIXRT_NCCL");
+  if (!value || !*value)
+    return ranks > 1;
+  if (std::strcmp(value, "0") != 0 && std::strcmp(value, "1") != 0)
+    fail("MIXRT_NCCL is ", quote(value),
+         ", expected 1 (average the gradients on the GPUs with NCCL) or 0 "
+         "(on the host over MPI)");
+  return *value == '1';
+}
+
+void CompiledModel::connectDevices(Communicator &data) {
+  // The variable is checked for every package: a typo is an error even
+  // where it would not matter.
+  bool nccl = useNccl(data.getSize());
+  if (!device || !nccl)
+    return;
+  char id[128] = {};
+  if (data.isRoot() && device->ncclUniqueId(id) != 0)
+    device->failWith(manifest, "making the NCCL communicator's id");
+  data.broadcast(id, sizeof id, "the NCCL communicator's id");
+  // ncclCommInitRank waits for every rank to join and has no deadline of
+  // its own: a watchdog ends this rank (and so the launcher ends the run)
+  // if they do not.
+  double timeout = getRankTimeout();
+  std::mutex mutex;
+  std::condition_variable joinedCondition;
+  bool joined = false;
+  std::thread watchdog([&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (joinedCondition.wait_for(lock, std::chrono::duration<double>(timeout),
+                                 [&] { return joined; }))
+      return;
+    std::fprintf(stderr,
+                 "mix-run: error: rank %d of %d: the other ranks did not "
+                 "join the NCCL communicator in %g s (a rank died or stalled; "
+                 "MIXRT_RANK_TIMEOUT sets the limit); ending the run\n",
+                 data.getRank(), data.getSize(), timeout);
+    std::fflush(stderr);
+    std::_Exit(1);
+  });
+  int status = device->ncclInit(id, data.getSize(), data.getRank(), timeout);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    joined = true;
+  }
+  joinedCondition.notify_one();
+  watchdog.join();
+  if (status != 0)
+    device->failWith(manifest, "joining the NCCL communicator");
+  ncclRanks = data.getSize();
 }
 
 size_t CompiledModel::getShardOffset(size_t i) const {
@@ -324,6 +396,18 @@ void CompiledModel::call(Entry entry, const char *name, int index, void **args,
   entry(buffers.data());
   if (device->end() != 0)
     device->failWith(manifest, concat("the ", name, " step").c_str());
+  if (ncclRanks > 0 && std::strcmp(name, "grad") == 0) {
+    // Every output of grad (the three loss terms, then the gradients) is
+    // averaged over the ranks before it leaves the device.
+    std::vector<void *> outputs(buffers.begin() + sizes.numInputs,
+                                buffers.end());
+    std::vector<uint64_t> floats;
+    for (size_t i = sizes.numInputs; i < sizes.bytes.size(); ++i)
+      floats.push_back(sizes.bytes[i] / sizeof(float));
+    if (device->ncclAverage(outputs.data(), floats.data(),
+                            int(outputs.size())) != 0)
+      device->failWith(manifest, "averaging the gradients over the ranks");
+  }
   for (size_t i = sizes.numInputs; i < sizes.bytes.size(); ++i)
     if (device->download(args[i], buffers[i], sizes.bytes[i]) != 0)
       device->failWith(manifest, "copying the outputs");

@@ -393,6 +393,7 @@ int mixrt::train(const TrainOptions &o) {
   // the data ranks split the batch.
   RankGrid grid = makeRankGrid(comm, manifest.streamShards, o.package);
   model.connect(*grid.streams);
+  model.connectDevices(*grid.data);
   const bool streamSharded = manifest.streamShards > 1;
   Communicator &dataComm = *grid.data;
   const int dataRanks = dataComm.getSize();
@@ -604,7 +605,7 @@ int mixrt::train(const TrainOptions &o) {
 
     LossValues loss = model.grad(constPtrs(state.params), tokens.data(),
                                  targets.data(), ptrs(grads));
-    if (dataRanks > 1)
+    if (dataRanks > 1 && !model.averagesOverRanks())
       loss = averageOverRanks(dataComm, loss, grads, concat(" of step ", step));
     if (!std::isfinite(loss.loss))
       failNonFinite(step, "the loss", loss.loss);

@@ -280,6 +280,7 @@ static int runGrad(const ParsedArgs &args) {
     fail(library, ": the package's compiled code is missing");
   CompiledModel model(manifest);
   model.connect(*grid.streams);
+  model.connectDevices(*grid.data);
 
   std::vector<int32_t> tokens(batch.tokens.begin(), batch.tokens.end());
   std::vector<int32_t> targets(batch.targets.begin(), batch.targets.end());
@@ -296,7 +297,7 @@ static int runGrad(const ParsedArgs &args) {
       model.grad(paramData, tokens.data(), targets.data(), gradData);
   if (streamSharded)
     model.gatherShards(*grid.streams, grads, "the gradients");
-  if (dataRanks > 1)
+  if (dataRanks > 1 && !model.averagesOverRanks())
     loss = averageOverRanks(*grid.data, loss, grads);
   if (!ranks->isRoot())
     return 0;
