@@ -38,12 +38,12 @@ cmake -G Ninja -S runtime -B build-asan \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
   -DCMAKE_DISABLE_FIND_PACKAGE_Torch=ON \
   "${launcher[@]}" >/dev/null
-ninja -C build-asan mix-run mix-tokenize MixRuntimeTests
+ninja -C build-asan mix-run mix-tokenize MixRuntimeTests mixrt-communicator-check
 
 # The lit suite of test/ with the sanitized runtime tools and build/'s mixc.
 tools=build-asan/lit-tools
 mkdir -p "$tools" build-asan/test
-for t in mix-run mix-tokenize MixRuntimeTests; do
+for t in mix-run mix-tokenize MixRuntimeTests mixrt-communicator-check; do
   ln -sfn "$root/build-asan/bin/$t" "$tools/$t"
 done
 ln -sfn "$root/build/bin/mixc" "$tools/mixc"

@@ -355,6 +355,8 @@ int main(int argc, char **argv) {
   training.addPass(createMixAppendAdamWPass());
   training.addPass(createCanonicalizerPass());
   training.addPass(createCSEPass());
+  training.addPass(createMixSimplifySoftmaxGradPass());
+  training.addPass(createCSEPass());
   if (failed(training.run(*module)))
     return fail("differentiating '" + inputFile + "' failed");
   if (stop(Stage::Training))

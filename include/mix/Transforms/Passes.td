@@ -123,6 +123,19 @@ def MixAutodiffPass : Pass<"mix-autodiff", "::mlir::ModuleOp"> {
   ];
 }
 
+def MixSimplifySoftmaxGradPass : Pass<"mix-simplify-softmax-grad"> {
+  let summary = "Write the softmax's adjoint in terms of its output alone";
+  let description = [{
+    mix-autodiff differentiates a softmax `P = E / S`, `S = reduce_sum(E)`,
+    op by op into `(G / S - reduce_sum(G / S * P)) * E`, which keeps both
+    `E` and `P` for the backward pass. This pass rewrites it to the equal
+    `(G - reduce_sum(G * P)) * P`: `E` dies once `P` is made (for the
+    attention, one (B, h, S, S) tensor a layer less at the peak), and each
+    element takes one division fewer.
+  }];
+  let dependentDialects = ["::mlir::mix::MixDialect"];
+}
+
 def MixAppendAdamWPass : Pass<"mix-append-adamw", "::mlir::ModuleOp"> {
   let summary = "Append the AdamW update of @forward's parameters";
   let description = [{
