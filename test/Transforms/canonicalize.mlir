@@ -93,3 +93,60 @@ func.func @replicate_one_stream(%x: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
   %r = mix.replicate_streams %x streams 1 : tensor<2x8x16xf32> -> tensor<2x8x16xf32>
   return %r : tensor<2x8x16xf32>
 }
+
+// -----
+
+// The sum of zero-pads of adjacent ranges (the adjoint of slicing q, k and v
+// out of one projection) is their concatenation: no zero-filled full-size
+// tensor a part.
+
+// CHECK-LABEL: func @adjacent_pads
+// CHECK-SAME:    (%[[Q:.*]]: tensor<2x3x4xf32>, %[[K:.*]]: tensor<2x3x4xf32>, %[[V:.*]]: tensor<2x3x4xf32>)
+// CHECK-NOT:   mix.pad
+// CHECK:       %[[KV:.*]] = mix.concat %[[K]], %[[V]] dim 2 : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
+// CHECK:       %[[QKV:.*]] = mix.concat %[[Q]], %[[KV]] dim 2 : (tensor<2x3x4xf32>, tensor<2x3x8xf32>) -> tensor<2x3x12xf32>
+// CHECK-NOT:   mix.add
+// CHECK:       return %[[QKV]]
+func.func @adjacent_pads(%q: tensor<2x3x4xf32>, %k: tensor<2x3x4xf32>, %v: tensor<2x3x4xf32>) -> tensor<2x3x12xf32> {
+  %pv = mix.pad %v dim 2 offset 8 : tensor<2x3x4xf32> -> tensor<2x3x12xf32>
+  %pk = mix.pad %k dim 2 offset 4 : tensor<2x3x4xf32> -> tensor<2x3x12xf32>
+  %s = mix.add %pv, %pk : tensor<2x3x12xf32>, tensor<2x3x12xf32> -> tensor<2x3x12xf32>
+  %pq = mix.pad %q dim 2 offset 0 : tensor<2x3x4xf32> -> tensor<2x3x12xf32>
+  %r = mix.add %s, %pq : tensor<2x3x12xf32>, tensor<2x3x12xf32> -> tensor<2x3x12xf32>
+  return %r : tensor<2x3x12xf32>
+}
+
+// -----
+
+// Two adjacent parts that do not fill the dimension: a pad of their
+// concatenation.
+
+// CHECK-LABEL: func @partial_pads
+// CHECK:       %[[C:.*]] = mix.concat %arg0, %arg1 dim 1 : (tensor<2x3xf32>, tensor<2x2xf32>) -> tensor<2x5xf32>
+// CHECK:       %[[P:.*]] = mix.pad %[[C]] dim 1 offset 1 : tensor<2x5xf32> -> tensor<2x8xf32>
+// CHECK:       return %[[P]]
+func.func @partial_pads(%a: tensor<2x3xf32>, %b: tensor<2x2xf32>) -> tensor<2x8xf32> {
+  %pa = mix.pad %a dim 1 offset 1 : tensor<2x3xf32> -> tensor<2x8xf32>
+  %pb = mix.pad %b dim 1 offset 4 : tensor<2x2xf32> -> tensor<2x8xf32>
+  %r = mix.add %pb, %pa : tensor<2x8xf32>, tensor<2x8xf32> -> tensor<2x8xf32>
+  return %r : tensor<2x8xf32>
+}
+
+// -----
+
+// Ranges with a gap between them, or overlapping, stay a sum.
+
+// CHECK-LABEL: func @gap_or_overlap
+// CHECK-NOT:   mix.concat
+// CHECK:       mix.add
+// CHECK:       mix.add
+// CHECK-NOT:   mix.concat
+func.func @gap_or_overlap(%a: tensor<2x3xf32>, %b: tensor<2x2xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>) {
+  %pa = mix.pad %a dim 1 offset 0 : tensor<2x3xf32> -> tensor<2x8xf32>
+  %pb = mix.pad %b dim 1 offset 4 : tensor<2x2xf32> -> tensor<2x8xf32>
+  %gap = mix.add %pa, %pb : tensor<2x8xf32>, tensor<2x8xf32> -> tensor<2x8xf32>
+  %pa2 = mix.pad %a dim 1 offset 0 : tensor<2x3xf32> -> tensor<2x8xf32>
+  %pc = mix.pad %b dim 1 offset 2 : tensor<2x2xf32> -> tensor<2x8xf32>
+  %overlap = mix.add %pa2, %pc : tensor<2x8xf32>, tensor<2x8xf32> -> tensor<2x8xf32>
+  return %gap, %overlap : tensor<2x8xf32>, tensor<2x8xf32>
+}

@@ -138,6 +138,9 @@ LogicalResult mlir::mix::bufferizeForCodegen(ModuleOp module,
   fuseTimer.stop();
   if (failed(runPipeline(module, kToLoops, timing)))
     return failure();
+  TimingScope freeTimer = timing.nest("free buffers after their last use");
+  freeAfterLastUse(module);
+  freeTimer.stop();
   for (func::FuncOp f : module.getOps<func::FuncOp>())
     if (!f.isDeclaration())
       entryTypes[f.getSymName()] =

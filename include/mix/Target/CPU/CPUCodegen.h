@@ -61,6 +61,12 @@ LogicalResult lowerToLLVMDialect(ModuleOp module, EntryPointTypes &entryTypes,
 /// are all elementwise, so that it is never stored.
 LogicalResult fuseElementwiseOps(ModuleOp module);
 
+/// On buffers: moves each `memref.dealloc` of a buffer allocated in the
+/// same block to just after the block's last use of the buffer or of any
+/// memref derived from it (the deallocation pipeline frees at the end of
+/// the block, which kept every buffer of a step until it returned).
+void freeAfterLastUse(ModuleOp module);
+
 /// Rewrites `add(matmul(A, B), X)` on tensors, where the product accumulates
 /// into zeros and has no other use, into a product accumulating into X.
 LogicalResult foldSumsIntoAccumulators(ModuleOp module);

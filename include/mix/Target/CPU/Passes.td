@@ -58,6 +58,23 @@ def MixFuseElementwisePass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def MixFreeAfterLastUsePass
+    : Pass<"mix-free-after-last-use", "::mlir::ModuleOp"> {
+  let summary = "Free each buffer right after its last use";
+  let description = [{
+    MLIR's ownership-based buffer deallocation frees a block's buffers at
+    the end of the block. A training step is one straight-line block, so
+    every buffer stayed allocated until the step returned and the step's
+    peak memory was the sum of all of its buffers. This pass moves each
+    `memref.dealloc` of a buffer allocated in the same block to just after
+    the last operation of the block that uses the buffer or any memref
+    derived from it (any result of memref type of an operation that takes
+    it counts as derived, conservatively). Uses nested in a later
+    operation's regions count as uses by that operation.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def MixBF16MatmulsPass : Pass<"mix-bf16-matmuls", "::mlir::ModuleOp"> {
   let summary = "Round the operands of f32 matrix products to bfloat16";
   let description = [{

@@ -2,7 +2,8 @@
 //
 // One stream folds away: a normalised gate over one stream is all ones, and a
 // mixture or dynamic convolution over one stream with such a gate is a plain
-// linear layer.
+// linear layer. The sum of zero-pads of adjacent ranges is a pad of their
+// concatenation.
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,4 +75,50 @@ void MixtureOp::getCanonicalizationPatterns(RewritePatternSet &results,
 void DynamicConvOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                                 MLIRContext *context) {
   results.add<FoldSingleStream<DynamicConvOp>>(context);
+}
+
+namespace {
+/// add(pad(a, d, o), pad(b, d, o + |a|)) -> pad(concat(a, b, d), d, o), and
+/// just the concatenation when it fills the dimension. The adjoint of
+/// slicing one tensor into parts (attention's q, k and v) is such a sum:
+/// without this it is one zero-filled full-size tensor a part, and the
+/// sums; with it, the parts are copied once into one tensor.
+struct SumOfAdjacentPads : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp op,
+                                PatternRewriter &rewriter) const override {
+    auto lo = op.getLhs().getDefiningOp<PadOp>();
+    auto hi = op.getRhs().getDefiningOp<PadOp>();
+    if (!lo || !hi || !lo->hasOneUse() || !hi->hasOneUse() ||
+        lo.getDim() != hi.getDim() || lo.getType() != op.getType() ||
+        hi.getType() != op.getType())
+      return rewriter.notifyMatchFailure(op, "not two pads of the sum's type");
+    int64_t dim = lo.getDim();
+    auto size = [&](PadOp pad) {
+      return cast<RankedTensorType>(pad.getInput().getType()).getDimSize(dim);
+    };
+    if (hi.getOffset() + size(hi) == lo.getOffset())
+      std::swap(lo, hi);
+    if (lo.getOffset() + size(lo) != hi.getOffset())
+      return rewriter.notifyMatchFailure(op, "the ranges are not adjacent");
+    auto type = cast<RankedTensorType>(op.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape[dim] = size(lo) + size(hi);
+    Value joined =
+        ConcatOp::create(rewriter, op.getLoc(),
+                         RankedTensorType::get(shape, type.getElementType()),
+                         lo.getInput(), hi.getInput(), dim);
+    if (lo.getOffset() == 0 && shape[dim] == type.getDimSize(dim))
+      rewriter.replaceOp(op, joined);
+    else
+      rewriter.replaceOpWithNewOp<PadOp>(op, type, joined, dim, lo.getOffset());
+    return success();
+  }
+};
+} // namespace
+
+void AddOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                        MLIRContext *context) {
+  results.add<SumOfAdjacentPads>(context);
 }

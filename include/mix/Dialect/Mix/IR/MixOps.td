@@ -54,7 +54,11 @@ class Mix_BinaryOp<string mnemonic, string formula>
   let hasVerifier = 1;
 }
 
-def Mix_AddOp : Mix_BinaryOp<"add", "lhs + rhs">;
+def Mix_AddOp : Mix_BinaryOp<"add", "lhs + rhs"> {
+  // The sum of two zero-pads of adjacent ranges is a pad of their
+  // concatenation (the adjoint of slicing one tensor into parts).
+  let hasCanonicalizer = 1;
+}
 def Mix_SubOp : Mix_BinaryOp<"sub", "lhs - rhs">;
 def Mix_MulOp : Mix_BinaryOp<"mul", "lhs * rhs">;
 
