@@ -138,6 +138,9 @@ LogicalResult mlir::mix::bufferizeForCodegen(ModuleOp module,
   fuseTimer.stop();
   if (failed(runPipeline(module, kToLoops, timing)))
     return failure();
+  TimingScope transposeTimer = timing.nest("transposed operands in place");
+  readTransposedOperandsInPlace(module);
+  transposeTimer.stop();
   TimingScope freeTimer = timing.nest("free buffers after their last use");
   freeAfterLastUse(module);
   freeTimer.stop();

@@ -61,6 +61,11 @@ LogicalResult lowerToLLVMDialect(ModuleOp module, EntryPointTypes &entryTypes,
 /// are all elementwise, so that it is never stored.
 LogicalResult fuseElementwiseOps(ModuleOp module);
 
+/// On buffers, before freeAfterLastUse: a product whose operand is a
+/// transposed copy that nothing else reads reads the transposed view of
+/// the copy's source instead (the library calls take any strides).
+void readTransposedOperandsInPlace(ModuleOp module);
+
 /// On buffers: moves each `memref.dealloc` of a buffer allocated in the
 /// same block to just after the block's last use of the buffer or of any
 /// memref derived from it (the deallocation pipeline frees at the end of

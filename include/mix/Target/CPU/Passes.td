@@ -58,6 +58,24 @@ def MixFuseElementwisePass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def MixTransposedOperandsPass
+    : Pass<"mix-transposed-operands", "::mlir::ModuleOp"> {
+  let summary = "Products read transposed operands as views, not copies";
+  let description = [{
+    On buffers. A transposed operand of a matrix product is lowered as a
+    `linalg.transpose` into a fresh buffer that only the product reads (the
+    backward pass's X^T, dY^T and the attention's P^T, each a full copy).
+    The products become library calls that take any strides, so this pass
+    gives the product `memref.transpose` of the source instead, through the
+    same `memref.collapse_shape` of batch dimensions where there is one
+    (when the strides allow it), and removes the copy and its buffer. It
+    applies only when nothing between the copy and the product may write
+    the source's buffer, and runs before `mix-free-after-last-use`, which
+    then keeps the source alive until the product.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def MixFreeAfterLastUsePass
     : Pass<"mix-free-after-last-use", "::mlir::ModuleOp"> {
   let summary = "Free each buffer right after its last use";
