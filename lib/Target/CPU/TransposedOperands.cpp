@@ -100,9 +100,8 @@ static bool readInPlace(linalg::TransposeOp transpose) {
       accesses.push_back(inBlock);
     }
   }
-  llvm::sort(accesses, [](Operation *a, Operation *b) {
-    return a->isBeforeInBlock(b);
-  });
+  llvm::sort(accesses,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   // The one reader between this transpose and the next write.
   Operation *reader = nullptr;
   for (Operation *op : accesses) {
@@ -111,10 +110,9 @@ static bool readInPlace(linalg::TransposeOp transpose) {
     bool writes = mayWrite(op, buffer);
     bool product = isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op);
     if (product && !reader &&
-        llvm::none_of(cast<linalg::LinalgOp>(op).getDpsInits(),
-                      [&](Value init) {
-                        return getRootBuffer(init) == buffer;
-                      })) {
+        llvm::none_of(
+            cast<linalg::LinalgOp>(op).getDpsInits(),
+            [&](Value init) { return getRootBuffer(init) == buffer; })) {
       reader = op;
       continue;
     }
