@@ -109,6 +109,16 @@ prepare() {
 }
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+# train_tps NAME STEPS SKIP: `mix-run train` of package NAME for STEPS steps;
+# prints the median tokens/s of the steps after the first SKIP. Fails (its
+# log in $dir/NAME.train.log) if the run does.
+train_tps() {
+  rm -rf $dir/run-$1
+  "$runner" train $dir/pkgs/$1.mixpkg --data $dir/data --steps $2 --eval-every 1000 \
+    --out $dir/run-$1 2> $dir/$1.train.log || return 1
+  python3 -c "import json,sys; print('\n'.join(str(json.loads(l)['tokens_per_s']) for l in open(sys.argv[1]).readlines()[$3:]))" \
+    $dir/run-$1/metrics.jsonl | median
+}
 
 run() {
   [ -d $dir ] || tar xzf $dir.tar.gz
@@ -170,13 +180,9 @@ run() {
     echo "|---|---:|---:|"
   } >> "$report"
   declare -A stepms
+  local tps
   for m in small-dense small-cmollm-n4; do
-    rm -rf $dir/run-$m
-    if "$runner" train $dir/pkgs/$m.mixpkg --data $dir/data --steps 20 --eval-every 1000 \
-        --out $dir/run-$m 2> $dir/$m.train.log; then
-      local tps
-      tps=$(python3 -c "import json,sys; print('\n'.join(str(json.loads(l)['tokens_per_s']) for l in open(sys.argv[1]).readlines()[5:]))" \
-        $dir/run-$m/metrics.jsonl | median)
+    if tps=$(train_tps $m 20 5); then
       stepms[$m]=$(python3 -c "print(2048 / $tps * 1e3)")
       printf '| %s | %.0f | %.2f |\n' "$m" "$tps" "${stepms[$m]}" >> "$report"
     else
@@ -209,12 +215,7 @@ run() {
     failures=$((failures + 1))
   fi
   for m in small-dense-cpu small-dense-cpu-bf16 small-cmollm-n4-cpu small-cmollm-n4-cpu-bf16; do
-    rm -rf $dir/run-$m
-    if "$runner" train $dir/pkgs/$m.mixpkg --data $dir/data --steps 12 --eval-every 1000 \
-        --out $dir/run-$m 2> $dir/$m.train.log; then
-      local tps
-      tps=$(python3 -c "import json,sys; print('\n'.join(str(json.loads(l)['tokens_per_s']) for l in open(sys.argv[1]).readlines()[3:]))" \
-        $dir/run-$m/metrics.jsonl | median)
+    if tps=$(train_tps $m 12 3); then
       printf '%s: %.0f tokens/s (median of steps 4-12)\n' "$m" "$tps" >> "$report"
     else
       echo "$m FAIL: $(tail -1 $dir/$m.train.log)" >> "$report"
