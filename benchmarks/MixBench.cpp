@@ -344,17 +344,20 @@ int childCompiled(const Options &o) {
   mixrt::Manifest man = mixrt::readManifest(o.pkg);
   mixrt::CompiledModel model(man);
   size_t n = man.params.size();
-  std::vector<std::vector<float>> params = benchParams(man), grads(n),
-                                  newParams(n), m(n), v(n), newM(n), newV(n);
+  std::vector<std::vector<float>> params = benchParams(man), grads(n), m(n),
+                                  v(n);
   for (size_t i = 0; i < n; ++i) {
     size_t sz = params[i].size();
     grads[i].resize(sz);
-    newParams[i].resize(sz);
     m[i].assign(sz, 0.0f);
     v[i].assign(sz, 0.0f);
-    newM[i].resize(sz);
-    newV[i].resize(sz);
   }
+  auto ptrs = [](std::vector<std::vector<float>> &ts) {
+    std::vector<float *> out;
+    for (auto &t : ts)
+      out.push_back(t.data());
+    return out;
+  };
   std::vector<int32_t> tokens, targets;
   benchBatch(man, tokens, targets);
   const double lr = 3e-4, beta1 = 0.9, beta2 = 0.95;
@@ -371,20 +374,8 @@ int childCompiled(const Options &o) {
     if (!o.gradOnly) {
       float hyper[3] = {float(lr), float(1 - std::pow(beta1, double(step))),
                         float(1 - std::pow(beta2, double(step)))};
-      float gradNorm = 0;
-      std::vector<void *> args;
-      for (auto *group : {&params, &grads, &m, &v})
-        for (auto &t : *group)
-          args.push_back(t.data());
-      args.push_back(hyper);
-      for (auto *group : {&newParams, &newM, &newV})
-        for (auto &t : *group)
-          args.push_back(t.data());
-      args.push_back(&gradNorm);
-      model.adamw(args.data());
-      std::swap(params, newParams);
-      std::swap(m, newM);
-      std::swap(v, newV);
+      std::vector<const float *> cg(gp.begin(), gp.end());
+      model.adamw(ptrs(params), cg, ptrs(m), ptrs(v), hyper);
     }
     double dt = seconds(t0, Clock::now());
     if (step == 1) {

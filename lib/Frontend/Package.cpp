@@ -82,7 +82,8 @@ llvm::json::Value mlir::mix::manifestJSON(const PackageContents &c) {
         {"adamw", Object{{"symbol", "mix_adamw"},
                          {"inputs", "params, grads, m, v, [lr, 1 - beta1^t, "
                                     "1 - beta2^t]"},
-                         {"outputs", "params, m, v, grad_norm"}}}};
+                         {"outputs", "grad_norm"},
+                         {"updates", "params, m, v, in place"}}}};
     for (const auto &[name, args] : c.entryArgs) {
       Object *entry = manifest["entries"].getAsObject()->getObject(name);
       if (!entry)
@@ -92,6 +93,8 @@ llvm::json::Value mlir::mix::manifestJSON(const PackageContents &c) {
         bytes.push_back(b);
       (*entry)["arg_bytes"] = std::move(bytes);
       (*entry)["num_inputs"] = args.numInputs;
+      if (!args.updated.empty())
+        (*entry)["updated_inputs"] = Array(args.updated);
     }
   }
   return manifest;

@@ -41,7 +41,8 @@ struct AppendAdamWPass : mix::impl::MixAppendAdamWPassBase<AppendAdamWPass> {
     int64_t n = params.size();
 
     // (params, grads, m, v, hyper = [lr, 1 - beta1^t, 1 - beta2^t])
-    //   -> (params', m', v', grad_norm)
+    //   -> (params', m', v', grad_norm), the first three written over
+    //      params, m and v once bufferized (kUpdatesAttr)
     MLIRContext *ctx = module.getContext();
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     Location loc = forward.getLoc();
@@ -115,6 +116,14 @@ struct AppendAdamWPass : mix::impl::MixAppendAdamWPassBase<AppendAdamWPass> {
     results.append(newV.begin(), newV.end());
     results.push_back(norm);
     func::ReturnOp::create(fb, loc, results);
+    // The new parameters and moments replace the old ones in their buffers
+    // (mix-update-arguments-in-place, at bufferization).
+    for (int64_t i = 0; i < n; ++i) {
+      fn.setResultAttr(i, kUpdatesAttr, fb.getI64IntegerAttr(i));
+      fn.setResultAttr(n + i, kUpdatesAttr, fb.getI64IntegerAttr(2 * n + i));
+      fn.setResultAttr(2 * n + i, kUpdatesAttr,
+                       fb.getI64IntegerAttr(3 * n + i));
+    }
   }
 };
 } // namespace

@@ -154,8 +154,16 @@ static int compileForCUDA(ModuleOp module, ModuleOp proved,
   // The entry points' inputs, counted while results are still results.
   std::map<std::string, PackageContents::EntryArgs> entryArgs;
   for (const std::string &name : kEntryPoints)
-    if (auto fn = module.lookupSymbol<func::FuncOp>(name))
-      entryArgs[name].numInputs = fn.getNumArguments();
+    if (auto fn = module.lookupSymbol<func::FuncOp>(name)) {
+      PackageContents::EntryArgs &args = entryArgs[name];
+      args.numInputs = fn.getNumArguments();
+      // The inputs the step writes over (mix-update-arguments-in-place),
+      // which the runtime copies back from the device too.
+      for (unsigned r = 0, e = fn.getNumResults(); r < e; ++r)
+        if (auto index = fn.getResultAttrOfType<IntegerAttr>(r, kUpdatesAttr))
+          args.updated.push_back(index.getInt());
+      llvm::sort(args.updated);
+    }
   TimingScope gpuTimer = root.nest("lower to kernels (NVVM)");
   if (failed(lowerToGPUDialect(module, entryTypes, cuda, gpuTimer)))
     return fail("lowering '" + inputFile + "' to GPU kernels failed");

@@ -20,7 +20,7 @@ namespace mlir {
 namespace mix {
 
 /// The version of the manifest format this compiler writes.
-inline constexpr int64_t kPackageFormatVersion = 1;
+inline constexpr int64_t kPackageFormatVersion = 2;
 /// The compiler's version, recorded in every manifest.
 inline constexpr llvm::StringLiteral kCompilerVersion = "mixc 0.1.0";
 
@@ -35,9 +35,12 @@ struct PackageContents {
   /// Each entry point's arguments, in bytes, and how many of them are
   /// inputs (the rest are outputs): what a runtime needs to move them to
   /// and from a device. Recorded as entries.<name>.arg_bytes/num_inputs.
+  /// `updated` lists the inputs the entry point writes over, in place
+  /// (entries.<name>.updated_inputs).
   struct EntryArgs {
     std::vector<int64_t> bytes;
     int64_t numInputs = 0;
+    std::vector<int64_t> updated = {};
   };
   std::map<std::string, EntryArgs> entryArgs = {};
   /// The ranks the stream kernels are sharded over (mixc --stream-shards):

@@ -25,16 +25,20 @@ namespace mlir::mix {
 /// in each of its users rather than stored (see fuseElementwise).
 static constexpr size_t kMaxRecomputedOps = 24;
 
-/// Fuses elementwise producers into elementwise consumers only: fusing them
-/// into a contraction or reduction would recompute the producer for every
-/// element of the reduced dimension (a layer norm fused into the matmul
-/// after it is recomputed once per output column), and would hide the
-/// matmul from the library call.
+/// Fuses elementwise producers into consumers that read each of the
+/// producer's elements once: elementwise consumers, and reductions (a
+/// `linalg.generic` with reduction loops) whose indexing map for the
+/// operand is a permutation, such as the sums of squares of a norm or a
+/// layer norm's variance, which then never store the squares. Fusing into a
+/// contraction would recompute the producer for every element of the
+/// reduced dimension (a layer norm fused into the matmul after it is
+/// recomputed once per output column), and would hide the matmul from the
+/// library call; named ops are never fused into.
 ///
 /// A producer with several users is fused into each of them (recomputed)
-/// when all of them are elementwise and its body is small: it is then never
-/// stored. The backward pass reads most forward intermediates again, so
-/// without this every step of an elementwise chain (the terms of GELU's
+/// when all of them are such consumers and its body is small: it is then
+/// never stored. The backward pass reads most forward intermediates again,
+/// so without this every step of an elementwise chain (the terms of GELU's
 /// tanh form, a normalization's scaled rows) lived from the forward pass to
 /// the backward as a tensor of its own; recomputing them costs a few
 /// arithmetic ops an element where storing cost a buffer and a round trip
@@ -44,19 +48,27 @@ LogicalResult mlir::mix::fuseElementwiseOps(ModuleOp module) {
     auto generic = dyn_cast<linalg::GenericOp>(op);
     return generic && generic.getNumLoops() == generic.getNumParallelLoops();
   };
+  // The consumer reads each element of the operand once.
+  auto readsOnce = [&](OpOperand &operand) {
+    Operation *owner = operand.getOwner();
+    if (allParallel(owner))
+      return true;
+    auto generic = dyn_cast<linalg::GenericOp>(owner);
+    return generic && generic.isDpsInput(&operand) &&
+           generic.getMatchingIndexingMap(&operand).isPermutation();
+  };
   auto recomputable = [&](Operation *producer) {
     auto generic = cast<linalg::GenericOp>(producer);
     return generic->getNumResults() == 1 &&
            generic.getRegion().front().getOperations().size() <=
                kMaxRecomputedOps &&
-           llvm::all_of(producer->getUsers(), allParallel);
+           llvm::all_of(producer->getUses(), readsOnce);
   };
   RewritePatternSet patterns(module.getContext());
   linalg::populateElementwiseOpsFusionPatterns(
       patterns, [&](OpOperand *operand) {
         Operation *producer = operand->get().getDefiningOp();
-        if (!producer || !allParallel(producer) ||
-            !allParallel(operand->getOwner()))
+        if (!producer || !allParallel(producer) || !readsOnce(*operand))
           return false;
         return producer->hasOneUse() || recomputable(producer);
       });

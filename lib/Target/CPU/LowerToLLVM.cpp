@@ -45,10 +45,12 @@ std::string mlir::mix::entryPointSymbol(llvm::StringRef name) {
   return ("mix_" + name).str();
 }
 
-// Fuse elementwise producers into consumers, bufferize with identity
+// Compute what is materialized in a destination (updateArgumentsInPlace)
+// in that destination where the reads allow, bufferize with identity
 // layouts at function boundaries, turn results into out-parameters, free
 // what is allocated, and lower linalg to loops.
 static constexpr const char *kToLoops =
+    "eliminate-empty-tensors,"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map "
     "allow-return-allocs-from-loops},"
@@ -136,6 +138,8 @@ LogicalResult mlir::mix::bufferizeForCodegen(ModuleOp module,
   if (failed(fuseElementwiseOps(module)))
     return failure();
   fuseTimer.stop();
+  if (failed(updateArgumentsInPlace(module)))
+    return failure();
   if (failed(runPipeline(module, kToLoops, timing)))
     return failure();
   TimingScope transposeTimer = timing.nest("transposed operands in place");

@@ -47,9 +47,14 @@ public:
   void logits(const std::vector<const float *> &params, const int32_t *tokens,
               float *out) const;
 
-  /// Calls the compiled AdamW update with its packed arguments:
-  /// params, grads, m, v, hyper[3], then params', m', v', grad_norm.
-  void adamw(void **args) const;
+  /// The compiled update (SPEC §7): clips the gradients by their global
+  /// norm, then takes one AdamW step, writing the new parameters and
+  /// moments over \p params, \p m and \p v. \p hyper is [lr, 1 - beta1^t,
+  /// 1 - beta2^t]. Returns the gradient norm before clipping.
+  float adamw(const std::vector<float *> &params,
+              const std::vector<const float *> &grads,
+              const std::vector<float *> &m, const std::vector<float *> &v,
+              const float hyper[3]) const;
 
   /// Connects a stream-sharded package (Manifest::streamShards > 1) to the
   /// ranks it runs on: this rank computes its part of the streams and the

@@ -20,7 +20,7 @@
 namespace mixrt {
 
 /// The manifest format version this runtime reads.
-constexpr int64_t kManifestFormatVersion = 1;
+constexpr int64_t kManifestFormatVersion = 2;
 
 enum class InitKind { Normal, Uniform, Zeros, Ones, Identity };
 
@@ -76,9 +76,12 @@ struct Manifest {
   /// Each entry point's argument sizes in bytes and how many of them are
   /// inputs (entries.<name>.arg_bytes / num_inputs), where the manifest
   /// records them; a cuda package needs them to move its arguments.
+  /// `updated` lists the inputs the entry point writes over, in place
+  /// (entries.<name>.updated_inputs), which a device copies back too.
   struct EntryArgs {
     std::vector<uint64_t> bytes;
     size_t numInputs = 0;
+    std::vector<size_t> updated;
   };
   std::map<std::string, EntryArgs> entryArgs;
 };

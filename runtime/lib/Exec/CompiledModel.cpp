@@ -223,8 +223,29 @@ void CompiledModel::logits(const std::vector<const float *> &params,
   call(logitsEntry, "logits", 3, args.data(), args.size());
 }
 
-void CompiledModel::adamw(void **args) const {
-  call(adamwEntry, "adamw", 2, args, 0);
+float CompiledModel::adamw(const std::vector<float *> &params,
+                           const std::vector<const float *> &grads,
+                           const std::vector<float *> &m,
+                           const std::vector<float *> &v,
+                           const float hyper[3]) const {
+  size_t n = manifest.params.size();
+  if (params.size() != n || grads.size() != n || m.size() != n || v.size() != n)
+    fail("internal error: adamw takes ", n,
+         " parameters, gradients and "
+         "moments; got ",
+         params.size(), ", ", grads.size(), ", ", m.size(), " and ", v.size());
+  // params, grads, m, v, hyper, then the gradient norm; params, m and v are
+  // written over (entries.adamw.updated_inputs).
+  float norm = 0;
+  std::vector<void *> args(params.begin(), params.end());
+  for (const float *g : grads)
+    args.push_back(const_cast<float *>(g));
+  args.insert(args.end(), m.begin(), m.end());
+  args.insert(args.end(), v.begin(), v.end());
+  args.push_back(const_cast<float *>(hyper));
+  args.push_back(&norm);
+  call(adamwEntry, "adamw", 2, args.data(), args.size());
+  return norm;
 }
 
 /// The stream-parallel collective the package's code calls (through
@@ -345,14 +366,12 @@ std::vector<void *> CompiledModel::localArgs(const char *name, void **args,
   size_t n = manifest.params.size();
   // Where groups of one pointer a parameter start: the parameters (and, for
   // grad, the gradients after tokens, targets and three losses; for adamw,
-  // params, grads, m, v, hyper, params', m', v').
+  // params, grads, m, v before hyper and the gradient norm).
   std::vector<size_t> groups{0};
   if (std::strcmp(name, "grad") == 0)
     groups.push_back(n + 5);
-  if (std::strcmp(name, "adamw") == 0) {
-    numArgs = 7 * n + 2;
-    groups = {0, n, 2 * n, 3 * n, 4 * n + 1, 5 * n + 1, 6 * n + 1};
-  }
+  if (std::strcmp(name, "adamw") == 0)
+    groups = {0, n, 2 * n, 3 * n};
   std::vector<void *> local(args, args + numArgs);
   for (size_t start : groups)
     for (size_t i = 0; i < n; ++i)
@@ -411,6 +430,9 @@ void CompiledModel::call(Entry entry, const char *name, int index, void **args,
   for (size_t i = sizes.numInputs; i < sizes.bytes.size(); ++i)
     if (device->download(args[i], buffers[i], sizes.bytes[i]) != 0)
       device->failWith(manifest, "copying the outputs");
+  for (size_t i : sizes.updated)
+    if (device->download(args[i], buffers[i], sizes.bytes[i]) != 0)
+      device->failWith(manifest, "copying the updated inputs");
 }
 
 CompiledModel::~CompiledModel() {

@@ -302,6 +302,24 @@ Manifest mixrt::parseManifest(const std::string &text,
         reader.error(*entry.find("num_inputs"), key + "num_inputs",
                      concat("expected at most the ", args.bytes.size(),
                             " arguments of arg_bytes"));
+      if (const json::Value *updated = entry.find("updated_inputs")) {
+        if (!updated->isArray())
+          reader.error(*updated, key + "updated_inputs",
+                       "expected an array of input indices, got " +
+                           Reader::describe(*updated));
+        for (size_t i = 0; i < updated->getArray().size(); ++i) {
+          const json::Value &u = updated->getArray()[i];
+          int64_t previous =
+              args.updated.empty() ? -1 : int64_t(args.updated.back());
+          if (!u.isInteger() || u.getInteger() <= previous ||
+              u.getInteger() >= int64_t(args.numInputs))
+            reader.error(u, concat(key, "updated_inputs[", i, "]"),
+                         concat("expected increasing indices of the ",
+                                args.numInputs, " inputs, got ",
+                                Reader::show(u)));
+          args.updated.push_back(size_t(u.getInteger()));
+        }
+      }
       manifest.entryArgs[name] = std::move(args);
     }
   }

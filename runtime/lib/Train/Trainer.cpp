@@ -483,13 +483,9 @@ int mixrt::train(const TrainOptions &o) {
   }
 
   size_t n = manifest.params.size();
-  std::vector<std::vector<float>> grads(n), newParams(n), newM(n), newV(n);
-  for (size_t i = 0; i < n; ++i) {
+  std::vector<std::vector<float>> grads(n);
+  for (size_t i = 0; i < n; ++i)
     grads[i].resize(state.params[i].size());
-    newParams[i].resize(state.params[i].size());
-    newM[i].resize(state.params[i].size());
-    newV[i].resize(state.params[i].size());
-  }
   auto constPtrs = [](const std::vector<std::vector<float>> &vs) {
     std::vector<const float *> out;
     for (const auto &v : vs)
@@ -515,17 +511,26 @@ int mixrt::train(const TrainOptions &o) {
   };
   // A non-finite loss or gradient norm: names the first parameter that is
   // already bad, or else the first bad gradient, or else the largest
-  // gradient (the sum of squares overflowed float32).
-  auto failNonFinite = [&](int64_t step, const char *what, float value) {
-    std::string culprit = findNonFinite(manifest, state.params, "param.");
+  // gradient (the sum of squares overflowed float32). The gradient norm is
+  // known only after the update, which writes over the parameters: a bad
+  // gradient has made them bad by then, so the gradients are looked at
+  // first (\p afterUpdate).
+  auto failNonFinite = [&](int64_t step, const char *what, float value,
+                           bool afterUpdate) {
+    std::string culprit;
+    if (!afterUpdate)
+      culprit = findNonFinite(manifest, state.params, "param.");
     if (culprit.empty()) {
       culprit = findNonFinite(manifest, grads, "grad.");
-      culprit = culprit.empty()
-                    ? "every parameter and gradient is finite, the largest "
-                      "gradient being " +
-                          findLargest(manifest, grads, "grad.")
-                    : "first non-finite gradient: " + culprit;
+      if (!culprit.empty())
+        culprit = "first non-finite gradient: " + culprit;
     }
+    if (culprit.empty() && afterUpdate)
+      culprit = findNonFinite(manifest, state.params, "param.");
+    if (culprit.empty())
+      culprit = "every parameter and gradient is finite, the largest "
+                "gradient being " +
+                findLargest(manifest, grads, "grad.");
     fail("step ", step, ": ", what, " is not finite (", formatValue(value),
          "); ", culprit, keptCheckpoint());
   };
@@ -608,26 +613,15 @@ int mixrt::train(const TrainOptions &o) {
     if (dataRanks > 1 && !model.averagesOverRanks())
       loss = averageOverRanks(dataComm, loss, grads, concat(" of step ", step));
     if (!std::isfinite(loss.loss))
-      failNonFinite(step, "the loss", loss.loss);
+      failNonFinite(step, "the loss", loss.loss, /*afterUpdate=*/false);
     double lr = learningRate(step, o.steps, warmup, o.lr);
     float hyper[3] = {float(lr), float(1 - std::pow(beta1, double(step))),
                       float(1 - std::pow(beta2, double(step)))};
-    float gradNorm = 0;
-    std::vector<void *> args;
-    for (auto *group : {&state.params, &grads, &state.m, &state.v})
-      for (auto &t : *group)
-        args.push_back(t.data());
-    args.push_back(hyper);
-    for (auto *group : {&newParams, &newM, &newV})
-      for (auto &t : *group)
-        args.push_back(t.data());
-    args.push_back(&gradNorm);
-    model.adamw(args.data());
+    // AdamW writes the new parameters and moments over the old ones.
+    float gradNorm = model.adamw(ptrs(state.params), constPtrs(grads),
+                                 ptrs(state.m), ptrs(state.v), hyper);
     if (!std::isfinite(gradNorm))
-      failNonFinite(step, "the gradient norm", gradNorm);
-    std::swap(state.params, newParams);
-    std::swap(state.m, newM);
-    std::swap(state.v, newV);
+      failNonFinite(step, "the gradient norm", gradNorm, /*afterUpdate=*/true);
     state.step = step;
     state.sampler = sampler.state;
 

@@ -98,6 +98,46 @@ TEST(ManifestTest, ReadsAndChecksTheLibraryChecksum) {
       {"library_fnv1a64: a checksum without a library"}));
 }
 
+/// An adamw entry of two parameters: p0, p1, g0, g1, m0, m1, v0, v1, hyper,
+/// then the gradient norm; \p updated is its updated_inputs.
+json::Value withAdamWEntry(json::Value value, json::Value updated) {
+  json::Value::Array bytes;
+  for (int i = 0; i < 8; ++i)
+    bytes.push_back(64);
+  bytes.push_back(12);
+  bytes.push_back(4);
+  json::Value adamw = json::Value::Object{};
+  member(adamw, "arg_bytes") = json::Value(std::move(bytes));
+  member(adamw, "num_inputs") = 9;
+  member(adamw, "updated_inputs") = std::move(updated);
+  json::Value entries = json::Value::Object{};
+  member(entries, "adamw") = std::move(adamw);
+  member(value, "entries") = std::move(entries);
+  return value;
+}
+
+TEST(ManifestTest, ReadsTheUpdatedInputs) {
+  Manifest m = parse(
+      withAdamWEntry(sampleManifest(), json::Value::Array{0, 1, 4, 5, 6, 7}));
+  const Manifest::EntryArgs &adamw = m.entryArgs.at("adamw");
+  EXPECT_EQ(adamw.numInputs, 9u);
+  EXPECT_EQ(adamw.bytes.size(), 10u);
+  EXPECT_EQ(adamw.updated, (std::vector<size_t>{0, 1, 4, 5, 6, 7}));
+  // Indices of outputs, repeated or out of order, or not indices at all.
+  for (json::Value bad : {json::Value(json::Value::Array{0, 9}),
+                          json::Value(json::Value::Array{-1}),
+                          json::Value(json::Value::Array{1, 1}),
+                          json::Value(json::Value::Array{4, 0}),
+                          json::Value(json::Value::Array{"0"})})
+    EXPECT_TRUE(
+        rejects([&](json::Value &v) { v = withAdamWEntry(std::move(v), bad); },
+                {"entries.adamw.updated_inputs[",
+                 "expected increasing indices of the 9 inputs"}));
+  EXPECT_TRUE(rejects(
+      [](json::Value &v) { v = withAdamWEntry(std::move(v), json::Value(3)); },
+      {"entries.adamw.updated_inputs: expected an array of input indices"}));
+}
+
 TEST(ManifestTest, RejectsABatchWhoseLogitsOverflow) {
   EXPECT_TRUE(rejects(
       [](json::Value &v) {
@@ -121,8 +161,8 @@ TEST(ManifestTest, RejectsOtherFormatsAndVersions) {
   EXPECT_TRUE(rejects([](json::Value &v) { erase(v, "format"); },
                       {"format", "not a mixpkg manifest"}));
   EXPECT_TRUE(rejects(
-      [](json::Value &v) { member(v, "format_version") = 2; },
-      {"format_version", "reads format version 1", "the package has 2"}));
+      [](json::Value &v) { member(v, "format_version") = 3; },
+      {"format_version", "reads format version 2", "the package has 3"}));
   EXPECT_TRUE(rejects([](json::Value &v) { member(v, "format_version") = "1"; },
                       {"format_version", "the package has \"1\""}));
 }

@@ -37,16 +37,17 @@ func.func @recomputed(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (tensor<4x8xf
   return %a, %b : tensor<4x8xf32>, tensor<4x8xf32>
 }
 
-// One user is a reduction: the producer is stored (computing it in the
-// reduction would cost nothing more here, but a reduction is never fused
-// into), so it is not recomputed in the elementwise user either.
-// CHECK-LABEL: func.func @stored
-//       CHECK:   %[[T:.*]] = linalg.generic
+// One user is a reduction that reads each element once: the producer is
+// recomputed in it and in the elementwise user, and stored nowhere (a
+// norm's squares are summed as they are made).
+// CHECK-LABEL: func.func @into_reduction
+//       CHECK:   linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%arg0, %arg1 :
 //       CHECK:     math.tanh
-//       CHECK:   linalg.generic {{.*}} ins(%[[T]], %{{.*}} : tensor<4x8xf32>, tensor<4x8xf32>)
-//   CHECK-NOT:     math.tanh
-//       CHECK:   linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[T]] : tensor<4x8xf32>)
-func.func @stored(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>) {
+//       CHECK:   linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%arg0 : tensor<4x8xf32>)
+//       CHECK:     math.tanh
+//       CHECK:     arith.addf
+//   CHECK-NOT:   linalg.generic
+func.func @into_reduction(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>) {
   %e = tensor.empty() : tensor<4x8xf32>
   %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
       ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
@@ -70,6 +71,43 @@ func.func @stored(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (tensor<4x8xf32>,
     linalg.yield %r : f32
   } -> tensor<4xf32>
   return %a, %s : tensor<4x8xf32>, tensor<4xf32>
+}
+
+// A reduction that reads each element several times (here once for every
+// j) is not fused into: the producer is stored, and so it is not
+// recomputed in the elementwise user either.
+#ik = affine_map<(i, j, k) -> (i, k)>
+#ij = affine_map<(i, j, k) -> (i, j)>
+// CHECK-LABEL: func.func @stored
+//       CHECK:   %[[T:.*]] = linalg.generic
+//       CHECK:     math.tanh
+//       CHECK:   linalg.generic {{.*}} ins(%[[T]], %{{.*}} : tensor<4x8xf32>, tensor<4x8xf32>)
+//   CHECK-NOT:     math.tanh
+//       CHECK:   linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[T]] : tensor<4x8xf32>)
+func.func @stored(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x3xf32>) {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = math.tanh %in : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%t, %y : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%p: f32, %q: f32, %out: f32):
+    %r = arith.mulf %p, %q : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<4x3xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %s = linalg.generic {indexing_maps = [#ik, #ij], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%t : tensor<4x8xf32>) outs(%z : tensor<4x3xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %r = arith.addf %in, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<4x3xf32>
+  return %a, %s : tensor<4x8xf32>, tensor<4x3xf32>
 }
 
 // A single-use producer fuses into its elementwise consumer, whatever its

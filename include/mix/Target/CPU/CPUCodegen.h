@@ -61,6 +61,12 @@ LogicalResult lowerToLLVMDialect(ModuleOp module, EntryPointTypes &entryTypes,
 /// are all elementwise, so that it is never stored.
 LogicalResult fuseElementwiseOps(ModuleOp module);
 
+/// On tensors, before bufferization: each function result marked
+/// `mix.updates = i` is materialized in argument i's buffer and dropped
+/// from the results; that argument becomes writable, the function's other
+/// tensor arguments read-only. Fails on a malformed mark.
+LogicalResult updateArgumentsInPlace(ModuleOp module);
+
 /// On buffers, before freeAfterLastUse: a product whose operand is a
 /// transposed copy that nothing else reads reads the transposed view of
 /// the copy's source instead (the library calls take any strides).

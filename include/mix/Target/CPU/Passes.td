@@ -39,14 +39,17 @@ def MixFuseElementwisePass
   let summary = "Fuse elementwise ops, recomputing small shared ones";
   let description = [{
     On tensors: an elementwise `linalg.generic` (all loops parallel) fuses
-    into an elementwise consumer (upstream's elementwise fusion). Never into
-    a reduction or contraction: the producer would be recomputed for every
-    element of the reduced dimension, and a product would no longer reach
-    the library call.
+    into an elementwise consumer (upstream's elementwise fusion), and into a
+    reduction `linalg.generic` that reads each of its elements once (the
+    operand's indexing map a permutation): the squares of a gradient norm or
+    of a layer norm's variance are then summed as they are made, never
+    stored. Never into a contraction: the producer would be recomputed for
+    every element of the reduced dimension, and a product would no longer
+    reach the library call.
 
     A producer with several users fuses into each of them, and so is never
-    stored, when all of its users are elementwise and its body has at most
-    24 operations. The backward pass reads most forward intermediates
+    stored, when all of its users are such consumers and its body has at
+    most 24 operations. The backward pass reads most forward intermediates
     again; without this every step of an elementwise chain (the terms of
     GELU's tanh form, a normalization's scaled rows) lived from the forward
     pass to the backward as a buffer of its own. Recomputing costs a few
@@ -74,6 +77,28 @@ def MixTransposedOperandsPass
     then keeps the source alive until the product.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def MixUpdateArgumentsInPlacePass
+    : Pass<"mix-update-arguments-in-place", "::mlir::ModuleOp"> {
+  let summary = "Write results marked mix.updates into their argument";
+  let description = [{
+    On tensors, before bufferization: a function result carrying
+    `mix.updates = i` becomes a `bufferization.materialize_in_destination`
+    into argument `i` and is no longer returned; that argument is marked
+    `bufferization.writable`, and every other tensor argument of a function
+    with such a result is marked read-only. One-shot bufferization then
+    computes the result in the argument's buffer (with empty-tensor
+    elimination, where its reads allow) or copies it there, and fails,
+    rather than miscompiling, where the argument's old value is still read
+    after it is overwritten. AdamW's new parameters and moments are written
+    over the old ones this way, so that the training loop holds one copy
+    of each.
+
+    Functions without `mix.updates` results are left as they are, their
+    arguments included.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
 }
 
 def MixFreeAfterLastUsePass

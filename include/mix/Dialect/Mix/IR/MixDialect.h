@@ -18,6 +18,11 @@ namespace mix {
 /// over ranks: the number of shards. Each rank's argument is its
 /// 1/shards of dimension 0.
 inline constexpr llvm::StringLiteral kStreamShardsAttr = "mix.stream_shards";
+/// On a result of a public function: the index of the argument whose
+/// buffer the result is written into, in place (the caller sees the new
+/// value there, and the result is not returned separately once the
+/// function is bufferized). @adamw's new parameters and moments.
+inline constexpr llvm::StringLiteral kUpdatesAttr = "mix.updates";
 } // namespace mix
 } // namespace mlir
 

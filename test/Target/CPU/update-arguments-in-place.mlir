@@ -1,0 +1,109 @@
+// RUN: mix-opt %s --split-input-file --verify-diagnostics --mix-update-arguments-in-place | FileCheck %s
+// RUN: mix-opt %s --split-input-file --verify-diagnostics --mix-update-arguments-in-place --eliminate-empty-tensors --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --canonicalize | FileCheck %s --check-prefix=BUF
+
+// AdamW's shape: m' = m + g and p' = p - m' replace m and p. The results
+// marked mix.updates become materializations into their arguments and
+// leave the results; those arguments are writable, the others read-only.
+
+#map = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func.func @update
+// CHECK-SAME:    (%[[P:.*]]: tensor<8xf32> {bufferization.writable = true},
+// CHECK-SAME:     %[[G:.*]]: tensor<8xf32> {bufferization.writable = false},
+// CHECK-SAME:     %[[M:.*]]: tensor<8xf32> {bufferization.writable = true})
+// CHECK-SAME:    -> (tensor<f32> {mix.kept})
+// CHECK:         %[[M2:.*]] = linalg.generic
+// CHECK:         %[[P2:.*]] = linalg.generic
+// CHECK:         bufferization.materialize_in_destination %[[P2]] in %[[P]]
+// CHECK:         bufferization.materialize_in_destination %[[M2]] in %[[M]]
+// CHECK:         return %{{.*}} : tensor<f32>
+
+// Bufferized, both are computed in the argument's buffer: no allocation,
+// no copy, and p' reads the m' just written over m.
+// BUF-LABEL: func.func @update
+// BUF-SAME:    (%[[P:.*]]: memref<8xf32>, %[[G:.*]]: memref<8xf32>, %[[M:.*]]: memref<8xf32>)
+// BUF-NOT:     memref.alloc() {{.*}} : memref<8xf32>
+// BUF:         linalg.generic {{.*}} ins(%[[M]], %[[G]] : {{.*}}) outs(%[[M]] : memref<8xf32>)
+// BUF:         linalg.generic {{.*}} ins(%[[P]], %[[M]] : {{.*}}) outs(%[[P]] : memref<8xf32>)
+// BUF-NOT:     memref.copy
+// BUF:         return
+func.func @update(%p: tensor<8xf32>, %g: tensor<8xf32>, %m: tensor<8xf32>)
+    -> (tensor<8xf32> {mix.updates = 0 : i64}, tensor<f32> {mix.kept},
+        tensor<8xf32> {mix.updates = 2 : i64}) {
+  %e = tensor.empty() : tensor<8xf32>
+  %m2 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel"]}
+      ins(%m, %g : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %p2 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel"]}
+      ins(%p, %m2 : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.subf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %n = tensor.empty() : tensor<f32>
+  return %p2, %n, %m2 : tensor<8xf32>, tensor<f32>, tensor<8xf32>
+}
+
+// -----
+
+// An argument's old value read after the new one is made: bufferization
+// copies the new value into the argument at the end instead of computing it
+// there.
+#map = affine_map<(d0) -> (d0)>
+// BUF-LABEL: func.func @old_value_read_later
+// BUF-SAME:    (%[[X:.*]]: memref<8xf32>
+// BUF:         %[[NEW:.*]] = memref.alloc
+// BUF:         linalg.generic {{.*}} ins(%[[X]] : {{.*}}) outs(%[[NEW]] : memref<8xf32>)
+// BUF:         linalg.generic {{.*}} ins(%[[X]], %[[NEW]] : {{.*}})
+// BUF:         memref.copy %[[NEW]], %[[X]]
+func.func @old_value_read_later(%x: tensor<8xf32>)
+    -> (tensor<8xf32> {mix.updates = 0 : i64}, tensor<8xf32>) {
+  %e = tensor.empty() : tensor<8xf32>
+  %y = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel"]}
+      ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.mulf %a, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %e2 = tensor.empty() : tensor<8xf32>
+  %z = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel"]}
+      ins(%x, %y : tensor<8xf32>, tensor<8xf32>) outs(%e2 : tensor<8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  return %y, %z : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// expected-error @below {{result #0: mix.updates must be the index of an argument, got 3 : i64}}
+func.func @out_of_range(%x: tensor<8xf32>) -> (tensor<8xf32> {mix.updates = 3 : i64}) {
+  return %x : tensor<8xf32>
+}
+
+// -----
+
+// expected-error @below {{result #0 updates argument #0, which is not a tensor of the result's type}}
+func.func @wrong_type(%x: tensor<4xf32>) -> (tensor<8xf32> {mix.updates = 0 : i64}) {
+  %e = tensor.empty() : tensor<8xf32>
+  return %e : tensor<8xf32>
+}
+
+// -----
+
+// expected-error @below {{argument #0 is updated by two results}}
+func.func @twice(%x: tensor<8xf32>) -> (tensor<8xf32> {mix.updates = 0 : i64}, tensor<8xf32> {mix.updates = 0 : i64}) {
+  return %x, %x : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Functions without marked results keep their arguments as they are.
+// CHECK-LABEL: func.func @untouched
+// CHECK-SAME:    (%{{.*}}: tensor<8xf32>) -> tensor<8xf32>
+func.func @untouched(%x: tensor<8xf32>) -> tensor<8xf32> {
+  return %x : tensor<8xf32>
+}
