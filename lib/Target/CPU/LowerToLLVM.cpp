@@ -62,16 +62,15 @@ static constexpr const char *kToLoops =
     "inline,"
     "canonicalize";
 
-// Then everything to the LLVM dialect.
-static constexpr const char *kToLLVM =
+// Then everything to the LLVM dialect: first to control flow and math
+// calls, then (after expandArith) arithmetic and the rest.
+static constexpr const char *kToControlFlow =
     "expand-strided-metadata,"
     "lower-affine,"
     "convert-scf-to-cf,"
     "convert-math-to-llvm,"
-    "convert-math-to-libm,"
-    // bf16 roundings (mix-bf16-matmuls) as integer arithmetic: LLVM would
-    // call a runtime library's __truncsfbf2 on CPUs without AVX-512 BF16.
-    "arith-expand{include-bf16},"
+    "convert-math-to-libm";
+static constexpr const char *kToLLVM =
     "convert-arith-to-llvm,"
     "convert-index-to-llvm,"
     "finalize-memref-to-llvm,"
@@ -107,7 +106,6 @@ static void registerPipelinePasses() {
     bufferization::registerBufferizationPipelines();
     registerConversionPasses();
     memref::registerMemRefPasses();
-    arith::registerArithExpandOpsPass();
     return true;
   }();
   (void)done;
@@ -170,6 +168,20 @@ static LogicalResult approximateMath(ModuleOp module) {
   return applyPatternsGreedily(module, std::move(patterns));
 }
 
+/// Expands what convert-arith-to-llvm does not lower well: bf16 roundings
+/// (mix-bf16-matmuls) become integer arithmetic, where LLVM would call a
+/// runtime library's __truncsfbf2 on CPUs without AVX-512 BF16, and
+/// ceil/floor divisions become plain ones. Not upstream's arith-expand as a
+/// whole: it also expands maximumf into compares and selects, and LLVM
+/// vectorizes a reduction of llvm.maximum (a softmax's row maximum) but
+/// not that chain.
+static LogicalResult expandArith(ModuleOp module) {
+  RewritePatternSet patterns(module.getContext());
+  arith::populateExpandBFloat16Patterns(patterns);
+  arith::populateCeilFloorDivExpandOpsPatterns(patterns);
+  return applyPatternsGreedily(module, std::move(patterns));
+}
+
 LogicalResult mlir::mix::lowerToLLVMDialect(ModuleOp module,
                                             EntryPointTypes &entryTypes,
                                             TimingScope &timing) {
@@ -189,6 +201,12 @@ LogicalResult mlir::mix::lowerToLLVMDialect(ModuleOp module,
   if (failed(approximateMath(module)))
     return failure();
   mathTimer.stop();
+  if (failed(runPipeline(module, kToControlFlow, timing)))
+    return failure();
+  TimingScope expandTimer = timing.nest("expand bf16 and divisions");
+  if (failed(expandArith(module)))
+    return failure();
+  expandTimer.stop();
   if (failed(runPipeline(module, kToLLVM, timing)))
     return failure();
   TimingScope threadTimer = timing.nest("thread the parallel loop nests");
