@@ -64,12 +64,11 @@ static constexpr const char *kToLoops =
 
 // Then everything to the LLVM dialect: first to control flow and math
 // calls, then (after expandArith) arithmetic and the rest.
-static constexpr const char *kToControlFlow =
-    "expand-strided-metadata,"
-    "lower-affine,"
-    "convert-scf-to-cf,"
-    "convert-math-to-llvm,"
-    "convert-math-to-libm";
+static constexpr const char *kToControlFlow = "expand-strided-metadata,"
+                                              "lower-affine,"
+                                              "convert-scf-to-cf,"
+                                              "convert-math-to-llvm,"
+                                              "convert-math-to-libm";
 static constexpr const char *kToLLVM =
     "convert-arith-to-llvm,"
     "convert-index-to-llvm,"
