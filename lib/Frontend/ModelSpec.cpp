@@ -111,15 +111,20 @@ private:
         return fail(section, key, "missing required key");
       return llvm::Error::success();
     }
+    // The upper bound first, on the number: llvm::json's getAsInteger
+    // converts a double that rounds to 2^63 (9223372036854775808.5) to
+    // int64, which is undefined behaviour.
+    std::optional<double> number = v->getAsNumber();
+    if (number && *number > double(kMaxDim))
+      return fail(section, key,
+                  llvm::formatv("{0} is too large (at most {1})",
+                                llvm::format("%.17g", *number), kMaxDim));
     std::optional<int64_t> i = v->getAsInteger();
     if (!i || v->kind() == Value::Boolean)
       return fail(section, key, "expected an integer");
     if (*i < min)
       return fail(section, key,
                   llvm::formatv("must be at least {0}, got {1}", min, *i));
-    if (*i > kMaxDim)
-      return fail(section, key,
-                  llvm::formatv("{0} is too large (at most {1})", *i, kMaxDim));
     out = *i;
     return llvm::Error::success();
   }
