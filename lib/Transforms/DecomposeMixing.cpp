@@ -88,31 +88,47 @@ Value mlir::mix::emitDynamicConv(PrimitiveBuilder &pb, Value x, Value g,
     return u;
   }
 
-  // Apply-then-mix: one GEMM of [g_1 x | ... | g_N x] against the kernels
-  // stacked along their input dimension, per gate head.
+  // Apply-then-mix: the gate-scaled input S = [g_1 x | ... | g_N x] against
+  // the kernels stacked along their input dimension, as one product per
+  // stream accumulating into U: U += S_k K_k^T. Each product reads its
+  // stream's kernel where it is; one product over the stacked kernels
+  // would need them transposed into one matrix, a copy of every kernel
+  // kept from the forward pass to the backward, and its gradient
+  // transposed back. The adjoints of the slices are one concatenation.
   SmallVector<int64_t> gFull(lead);
   if (hasHeads)
     gFull.push_back(h);
   gFull.push_back(n);
   Value gt = pb.reshape(pb.broadcastTo(g, gFull), {tokens, h, n});
-  Value xt = pb.reshape(x, {tokens, 1, 1, d});
-  Value scaled = pb.mul(pb.reshape(gt, {tokens, h, n, 1}), xt); // (T,H,N,d)
   Value u;
   if (h == 1) {
-    Value kst = pb.reshape(pb.transpose(kernels, {0, 2, 1}), {n * d, f});
-    u = pb.matmul(pb.reshape(scaled, {tokens, n * d}), kst); // (T, f)
+    Value scaled = pb.mul(pb.reshape(gt, {tokens, n, 1}),
+                          pb.reshape(x, {tokens, 1, d})); // (T, N, d)
+    for (int64_t k = 0; k < n; ++k) {
+      Value sk = pb.reshape(pb.slice(scaled, 1, k, 1), {tokens, d});
+      Value kk = pb.reshape(pb.slice(kernels, 0, k, 1), {f, d});
+      Value term = pb.matmul(sk, kk, false, true); // (T, f)
+      u = u ? pb.add(u, term) : term;
+    }
     if (bias)
       u = pb.add(u, pb.matmul(pb.reshape(gt, {tokens, n}), bias));
   } else {
-    Value sh =
-        pb.reshape(pb.transpose(scaled, {1, 0, 2, 3}), {h, tokens, n * d});
-    Value kh = pb.reshape(
-        pb.transpose(pb.reshape(kernels, {n, h, c, d}), {1, 0, 3, 2}),
-        {h, n * d, c});
-    Value uh = pb.matmul(sh, kh); // (H, T, c)
+    // Head-major, (H, T, N, d): head j's output chunk is a batch entry of
+    // each stream's product, U_h += S_hk K_k[chunk h]^T, and only the
+    // small gate (H, T, N) is transposed.
+    Value gh = pb.transpose(gt, {1, 0, 2});
+    Value scaled = pb.mul(pb.reshape(gh, {h, tokens, n, 1}),
+                          pb.reshape(x, {1, tokens, 1, d}));
+    Value uh;
+    for (int64_t k = 0; k < n; ++k) {
+      Value sk = pb.reshape(pb.slice(scaled, 2, k, 1), {h, tokens, d});
+      Value kk = pb.reshape(pb.slice(kernels, 0, k, 1), {h, c, d});
+      Value term = pb.matmul(sk, kk, false, true); // (H, T, c)
+      uh = uh ? pb.add(uh, term) : term;
+    }
     if (bias) {
       Value bh = pb.transpose(pb.reshape(bias, {n, h, c}), {1, 0, 2});
-      uh = pb.add(uh, pb.matmul(pb.transpose(gt, {1, 0, 2}), bh));
+      uh = pb.add(uh, pb.matmul(gh, bh));
     }
     u = pb.reshape(pb.transpose(uh, {1, 0, 2}), {tokens, f});
   }

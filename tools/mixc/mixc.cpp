@@ -57,6 +57,7 @@ enum class Stage {
   Decomposed,
   Training,
   Lowered,
+  Buffers,
   GPU,
   PTX,
   LLVM
@@ -73,6 +74,9 @@ static cl::opt<Stage> emit(
         clEnumValN(Stage::Training, "training",
                    "the training graph: forward and gradient"),
         clEnumValN(Stage::Lowered, "lowered", "lowered to linalg on tensors"),
+        clEnumValN(Stage::Buffers, "buffers",
+                   "--target cpu: on buffers, with each buffer freed after "
+                   "its last use (--remarks gives the peak)"),
         clEnumValN(Stage::GPU, "gpu",
                    "--target cuda: kernels in NVVM, host code on the GPU "
                    "dialect"),
@@ -118,10 +122,47 @@ static cl::opt<int64_t>
                           "parallelism): run the package with mpirun -np R"),
                  cl::value_desc("R"), cl::init(1), cl::cat(category));
 
+static cl::opt<bool> printLocations(
+    "print-locations",
+    cl::desc("With --emit: print each operation's location, the part of "
+             "the model it comes from (\"h.0.mlp\")"),
+    cl::cat(category));
+
+static OpPrintingFlags printFlags() {
+  OpPrintingFlags flags;
+  if (printLocations)
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/true);
+  return flags;
+}
+
 static cl::opt<bool>
     timePhases("time-phases",
                cl::desc("Print the time each phase and pass took (to stderr)"),
                cl::cat(category));
+
+/// Prints \p diag as `location: severity: message` on stderr, a layer's
+/// name standing for its location.
+static void printDiagnostic(Diagnostic &diag) {
+  if (auto name = dyn_cast<NameLoc>(diag.getLocation()))
+    llvm::errs() << name.getName().getValue();
+  else
+    diag.getLocation().print(llvm::errs());
+  switch (diag.getSeverity()) {
+  case DiagnosticSeverity::Error:
+    llvm::errs() << ": error: ";
+    break;
+  case DiagnosticSeverity::Warning:
+    llvm::errs() << ": warning: ";
+    break;
+  case DiagnosticSeverity::Remark:
+    llvm::errs() << ": remark: ";
+    break;
+  case DiagnosticSeverity::Note:
+    llvm::errs() << ": note: ";
+    break;
+  }
+  llvm::errs() << diag << "\n";
+}
 
 static int fail(const llvm::Twine &msg) {
   llvm::WithColor::error(llvm::errs(), "mixc") << msg << "\n";
@@ -261,6 +302,9 @@ int main(int argc, char **argv) {
       return fail("--stream-shards is not yet supported with --target cuda "
                   "(the collectives are CPU-only)");
   }
+  if (target == Target::CUDA && emit == Stage::Buffers)
+    return fail("--emit buffers is the CPU target's stage; the CUDA target "
+                "plans one pool instead (--emit gpu shows its host code)");
   CUDAOptions cuda;
   if (target == Target::CUDA) {
     llvm::Expected<std::string> toolkit = findCUDAToolkit(cudaPath);
@@ -281,29 +325,15 @@ int main(int argc, char **argv) {
   registerCUDACodegenDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // Diagnostics name the layer; printing the whole function would bury it.
+  context.printOpOnDiagnostic(false);
   // Errors always reach the user; remarks only when asked for.
   ScopedDiagnosticHandler handler(&context, [](Diagnostic &diag) {
     if (diag.getSeverity() == DiagnosticSeverity::Remark && !remarks)
       return success();
-    if (auto name = dyn_cast<NameLoc>(diag.getLocation()))
-      llvm::errs() << name.getName().getValue();
-    else
-      diag.getLocation().print(llvm::errs());
-    switch (diag.getSeverity()) {
-    case DiagnosticSeverity::Error:
-      llvm::errs() << ": error: ";
-      break;
-    case DiagnosticSeverity::Warning:
-      llvm::errs() << ": warning: ";
-      break;
-    case DiagnosticSeverity::Remark:
-      llvm::errs() << ": remark: ";
-      break;
-    case DiagnosticSeverity::Note:
-      llvm::errs() << ": note: ";
-      break;
-    }
-    llvm::errs() << diag << "\n";
+    printDiagnostic(diag);
+    for (Diagnostic &note : diag.getNotes())
+      printDiagnostic(note);
     return success();
   });
 
@@ -318,7 +348,7 @@ int main(int argc, char **argv) {
     return fail("internal error: the model built from '" + inputFile +
                 "' does not verify");
   if (emit == Stage::Model) {
-    module->print(llvm::outs());
+    module->print(llvm::outs(), printFlags());
     return 0;
   }
 
@@ -333,7 +363,7 @@ int main(int argc, char **argv) {
     return fail("compiling '" + inputFile + "' failed");
   proveTimer.stop();
   if (emit == Stage::Proved) {
-    module->print(llvm::outs());
+    module->print(llvm::outs(), printFlags());
     return 0;
   }
 
@@ -343,7 +373,7 @@ int main(int argc, char **argv) {
   auto stop = [&](Stage stage) {
     if (emit != stage)
       return false;
-    module->print(llvm::outs());
+    module->print(llvm::outs(), printFlags());
     return true;
   };
   PassManager decompose(&context);
@@ -394,7 +424,11 @@ int main(int argc, char **argv) {
   if (target == Target::CUDA)
     return compileForCUDA(*module, *proved, *spec, cuda, entryTypes, root);
   TimingScope llvmDialectTimer = root.nest("lower to the LLVM dialect");
-  if (failed(lowerToLLVMDialect(*module, entryTypes, llvmDialectTimer)))
+  if (failed(bufferizeForCodegen(*module, entryTypes, llvmDialectTimer)))
+    return fail("bufferizing '" + inputFile + "' failed");
+  if (stop(Stage::Buffers))
+    return 0;
+  if (failed(lowerBuffersToLLVMDialect(*module, entryTypes, llvmDialectTimer)))
     return fail("lowering '" + inputFile + "' to LLVM failed");
   if (stop(Stage::LLVM))
     return 0;

@@ -7,6 +7,9 @@
 
 #include "Lowering.h"
 
+#include <functional>
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::mix;
 using namespace mlir::mix::lowering;
@@ -99,22 +102,86 @@ struct PadPattern : OpRewritePattern<PadOp> {
   }
 };
 
+/// A concatenation whose only user is a concatenation along the same
+/// dimension: the outer one lowers it (see ConcatPattern).
+static bool isInnerConcat(ConcatOp op) {
+  if (!op->hasOneUse())
+    return false;
+  auto outer = dyn_cast<ConcatOp>(*op->user_begin());
+  return outer && outer.getDim() == op.getDim();
+}
+
+/// A tree of concatenations along one dimension (the adjoint of slicing a
+/// tensor into N parts is such a chain) becomes one insertion of each leaf
+/// into one tensor, where lowering each concatenation alone would copy the
+/// first parts once per level.
 struct ConcatPattern : OpRewritePattern<ConcatOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConcatOp op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    RankedTensorType out = tensorType(op.getResult());
+    if (isInnerConcat(op))
+      return rewriter.notifyMatchFailure(op, "lowered with the outer concat");
     int64_t dim = op.getDim();
-    ArrayRef<int64_t> left = tensorType(op.getLhs()).getShape();
-    SliceParams pl(rewriter, left, dim, rewriter.getIndexAttr(0));
-    SliceParams pr(rewriter, tensorType(op.getRhs()).getShape(), dim,
-                   rewriter.getIndexAttr(left[dim]));
-    Value r = tensor::InsertSliceOp::create(rewriter, loc, op.getLhs(),
-                                            empty(rewriter, loc, out),
-                                            pl.offsets, pl.sizes, pl.strides);
-    rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(
-        op, op.getRhs(), r, pr.offsets, pr.sizes, pr.strides);
+    SmallVector<Value> leaves;
+    SmallVector<ConcatOp> inner;
+    std::function<void(Value)> flatten = [&](Value v) {
+      auto concat = v.getDefiningOp<ConcatOp>();
+      if (concat && concat != op && !isInnerConcat(concat))
+        concat = nullptr;
+      if (!concat) {
+        leaves.push_back(v);
+        return;
+      }
+      if (concat != op)
+        inner.push_back(concat);
+      flatten(concat.getLhs());
+      flatten(concat.getRhs());
+    };
+    flatten(op.getResult());
+    Location loc = op.getLoc();
+    Block *block = op->getBlock();
+    SmallVector<int64_t> offsets;
+    int64_t offset = 0;
+    for (Value leaf : leaves) {
+      offsets.push_back(offset);
+      offset += tensorType(leaf).getDimSize(dim);
+    }
+    // Each part goes in just after it is made (the parts in the order they
+    // are made), so that bufferization can compute each one in place in
+    // its slice of the result (eliminate-empty-tensors needs the tensor it
+    // is inserted into to exist where the part's computation starts).
+    auto definedIn = [&](Value v) -> Operation * {
+      Operation *def = v.getDefiningOp();
+      return def && def->getBlock() == block ? def : nullptr;
+    };
+    SmallVector<unsigned> order(leaves.size());
+    std::iota(order.begin(), order.end(), 0);
+    llvm::stable_sort(order, [&](unsigned a, unsigned b) {
+      Operation *x = definedIn(leaves[a]), *y = definedIn(leaves[b]);
+      return y && (!x || x->isBeforeInBlock(y));
+    });
+    Value result;
+    Operation *last = nullptr;
+    for (unsigned i : order) {
+      Operation *def = definedIn(leaves[i]);
+      if (def && (!last || last->isBeforeInBlock(def)))
+        last = def;
+      OpBuilder::InsertionGuard guard(rewriter);
+      if (last)
+        rewriter.setInsertionPointAfter(last);
+      if (!result)
+        result = empty(rewriter, loc, tensorType(op.getResult()));
+      ArrayRef<int64_t> shape = tensorType(leaves[i]).getShape();
+      SliceParams p(rewriter, shape, dim, rewriter.getIndexAttr(offsets[i]));
+      auto insert = tensor::InsertSliceOp::create(
+          rewriter, loc, leaves[i], result, p.offsets, p.sizes, p.strides);
+      result = insert;
+      last = insert;
+    }
+    rewriter.replaceOp(op, result);
+    // Outermost first: each is unused once the one above it is gone.
+    for (ConcatOp concat : inner)
+      rewriter.eraseOp(concat);
     return success();
   }
 };

@@ -21,9 +21,6 @@ namespace mlir::mix {
 #include "mix/Target/CPU/Passes.h.inc"
 } // namespace mlir::mix
 
-/// The most operations in the body of an elementwise op that is recomputed
-/// in each of its users rather than stored (see fuseElementwise).
-static constexpr size_t kMaxRecomputedOps = 24;
 
 /// Fuses elementwise producers into consumers that read each of the
 /// producer's elements once: elementwise consumers, and reductions (a

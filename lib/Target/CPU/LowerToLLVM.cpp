@@ -135,16 +135,22 @@ LogicalResult mlir::mix::bufferizeForCodegen(ModuleOp module,
   if (failed(fuseElementwiseOps(module)))
     return failure();
   fuseTimer.stop();
+  TimingScope rematerializeTimer = timing.nest("rematerialize");
+  rematerialize(module);
+  rematerializeTimer.stop();
   if (failed(updateArgumentsInPlace(module)))
     return failure();
   if (failed(runPipeline(module, kToLoops, timing)))
     return failure();
+  writeResultsInPlace(module);
   TimingScope transposeTimer = timing.nest("transposed operands in place");
   readTransposedOperandsInPlace(module);
   transposeTimer.stop();
-  TimingScope freeTimer = timing.nest("free buffers after their last use");
+  TimingScope freeTimer = timing.nest("buffer lifetimes");
+  allocateAtFirstUse(module);
   freeAfterLastUse(module);
   freeTimer.stop();
+  reportPeakMemory(module);
   for (func::FuncOp f : module.getOps<func::FuncOp>())
     if (!f.isDeclaration())
       entryTypes[f.getSymName()] =
@@ -186,6 +192,11 @@ LogicalResult mlir::mix::lowerToLLVMDialect(ModuleOp module,
                                             TimingScope &timing) {
   if (failed(bufferizeForCodegen(module, entryTypes, timing)))
     return failure();
+  return lowerBuffersToLLVMDialect(module, entryTypes, timing);
+}
+
+LogicalResult mlir::mix::lowerBuffersToLLVMDialect(
+    ModuleOp module, const EntryPointTypes &entryTypes, TimingScope &timing) {
   TimingScope matmulTimer = timing.nest("matmuls to library calls");
   convertMatmulsToLibraryCalls(module);
   matmulTimer.stop();

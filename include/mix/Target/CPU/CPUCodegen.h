@@ -56,6 +56,12 @@ LogicalResult runPipeline(ModuleOp module, llvm::StringRef pipeline,
 LogicalResult lowerToLLVMDialect(ModuleOp module, EntryPointTypes &entryTypes,
                                  TimingScope &timing);
 
+/// The second half of lowerToLLVMDialect: from bufferizeForCodegen's
+/// buffers to the LLVM dialect.
+LogicalResult lowerBuffersToLLVMDialect(ModuleOp module,
+                                        const EntryPointTypes &entryTypes,
+                                        TimingScope &timing);
+
 /// On tensors: fuses elementwise producers into elementwise consumers, and
 /// recomputes a small elementwise producer in each of its users when they
 /// are all elementwise, so that it is never stored.
@@ -67,6 +73,14 @@ LogicalResult fuseElementwiseOps(ModuleOp module);
 /// tensor arguments read-only. Fails on a malformed mark.
 LogicalResult updateArgumentsInPlace(ModuleOp module);
 
+/// The most operations in the body of an elementwise op that is recomputed
+/// where it is used rather than stored (fuseElementwiseOps, rematerialize).
+constexpr size_t kMaxRecomputedOps = 24;
+
+/// On tensors: recomputes zero fills and broadcasting elementwise ops right
+/// before each of their users but the first (mix-rematerialize).
+void rematerialize(ModuleOp module);
+
 /// On buffers, before freeAfterLastUse: a product whose operand is a
 /// transposed copy that nothing else reads reads the transposed view of
 /// the copy's source instead (the library calls take any strides).
@@ -77,6 +91,19 @@ void readTransposedOperandsInPlace(ModuleOp module);
 /// memref derived from it (the deallocation pipeline frees at the end of
 /// the block, which kept every buffer of a step until it returned).
 void freeAfterLastUse(ModuleOp module);
+
+/// On buffers: a result copied into its out-parameter at the end is
+/// computed in the out-parameter instead (mix-write-results-in-place).
+void writeResultsInPlace(ModuleOp module);
+
+/// On buffers: moves each `memref.alloc` without operands to just before
+/// the first operation of its block that uses it (mix-allocate-at-first-use).
+void allocateAtFirstUse(ModuleOp module);
+
+/// On buffers: emits a remark on each allocating function with its peak of
+/// live buffer bytes and a note for each of the \p largest buffers live
+/// there (mix-report-peak-memory).
+void reportPeakMemory(ModuleOp module, unsigned largest = 8);
 
 /// Rewrites `add(matmul(A, B), X)` on tensors, where the product accumulates
 /// into zeros and has no other use, into a product accumulating into X.

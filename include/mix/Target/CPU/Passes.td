@@ -61,6 +61,33 @@ def MixFuseElementwisePass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def MixRematerializePass : Pass<"mix-rematerialize", "::mlir::ModuleOp"> {
+  let summary = "Recompute fills and broadcasts at each use, not store them";
+  let description = [{
+    On tensors, after `mix-fuse-elementwise`. Two kinds of value are cheaper
+    to make again than to keep:
+    - a `linalg.fill` of a `tensor.empty`: the zeros a product accumulates
+      into. CSE leaves one per type, shared by every product of that shape;
+      bufferization then kept the filled buffer from the first product to
+      the last and copied it into each;
+    - an elementwise `linalg.generic` with a body of at most 24 operations
+      that writes at least twice the elements its operands hold together (a
+      broadcast product, such as the gate-scaled input of a mixture, which
+      is a stream count times its input): the backward pass reads it again
+      for the kernels' gradient, and keeping it from the forward pass costs
+      its whole size for the rest of the step, where recomputing costs one
+      pass over it and keeps only its smaller operands.
+
+    Each operation of the block that uses such a value (through
+    `tensor.collapse_shape` and `tensor.expand_shape` views), other than
+    the first, gets a copy of the value computed right before it, with a
+    `tensor.empty` of its own. `mix-free-after-last-use` then frees the
+    first copy after its first user.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def MixTransposedOperandsPass
     : Pass<"mix-transposed-operands", "::mlir::ModuleOp"> {
   let summary = "Products read transposed operands as views, not copies";
@@ -101,6 +128,41 @@ def MixUpdateArgumentsInPlacePass
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
 }
 
+def MixWriteResultsInPlacePass
+    : Pass<"mix-write-results-in-place", "::mlir::ModuleOp"> {
+  let summary = "Compute returned buffers in their out-parameters";
+  let description = [{
+    On buffers, after `buffer-results-to-out-params`, which replaces a
+    returned buffer by its out-parameter only when the function returns
+    the allocation itself; otherwise it copies the result into the
+    out-parameter at the end. A training step's gradients are results:
+    each was computed into a buffer of its own that lived to the end of the
+    step, every gradient at once, and was then copied. Here, for a
+    `memref.copy` into an argument that nothing else uses, from an
+    allocation of the same block or a reshape of one, the allocation is
+    replaced by the argument (through the inverse reshape) and the copy and
+    the allocation's frees go. The caller's out-parameters must not alias
+    its other arguments, as the runtime guarantees.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def MixAllocateAtFirstUsePass
+    : Pass<"mix-allocate-at-first-use", "::mlir::ModuleOp"> {
+  let summary = "Allocate each buffer just before its first use";
+  let description = [{
+    The mirror of `mix-free-after-last-use`. One-shot bufferization
+    allocates where the `tensor.empty` was, and CSE leaves one empty tensor
+    of each type at its first position: a buffer the backward pass of the
+    last layer writes was allocated before the forward pass of the first,
+    and held through it. This pass moves each `memref.alloc` without
+    operands to just before the first operation of its block that uses the
+    buffer (a use nested in an operation's regions counts as that
+    operation's). An allocation with a use outside its block stays.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def MixFreeAfterLastUsePass
     : Pass<"mix-free-after-last-use", "::mlir::ModuleOp"> {
   let summary = "Free each buffer right after its last use";
@@ -116,6 +178,28 @@ def MixFreeAfterLastUsePass
     operation's regions count as uses by that operation.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def MixReportPeakMemoryPass
+    : Pass<"mix-report-peak-memory", "::mlir::ModuleOp"> {
+  let summary = "Remark on each function's peak of live buffers";
+  let description = [{
+    On buffers, after `mix-free-after-last-use`: for each function that
+    allocates, walks its body in order, adding each statically shaped
+    `memref.alloc` and subtracting each `memref.dealloc` of the function's
+    block, and emits a remark on the function with the peak (allocations
+    inside a nested region count while that operation runs), the operation
+    where it is first reached, and a note for each of the largest buffers
+    live there at the location of the operation that allocated it (which
+    names the model's layer). Buffers that are never freed in the block
+    (returned ones) stay live to the end. Arguments are not counted: they
+    are the caller's. `mixc --remarks` prints this for every entry point;
+    it is what guides the memory work of docs/compiling.md.
+  }];
+  let options = [
+    Option<"largest", "largest", "unsigned", /*default=*/"8",
+           "How many of the largest live buffers to name">,
+  ];
 }
 
 def MixBF16MatmulsPass : Pass<"mix-bf16-matmuls", "::mlir::ModuleOp"> {
