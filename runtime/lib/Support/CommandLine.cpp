@@ -168,14 +168,19 @@ std::string mixrt::formatUsage(const CommandSpec &spec) {
 int mixrt::runToolMain(const char *tool, int argc, char **argv,
                        int (*run)(const std::vector<std::string> &)) {
   std::vector<std::string> words(argv + 1, argv + argc);
+  // One write a message: std::cerr is unbuffered, and under mpirun the
+  // pieces of several ranks' messages (and mpirun's own) would interleave.
+  auto report = [&](const std::string &what) {
+    std::cerr << (std::string(tool) + ": error: " + what + "\n");
+  };
   try {
     return run(words);
   } catch (const std::bad_alloc &) {
-    std::cerr << tool << ": error: out of memory\n";
+    report("out of memory");
   } catch (const std::exception &e) {
-    std::cerr << tool << ": error: " << e.what() << "\n";
+    report(e.what());
   } catch (...) {
-    std::cerr << tool << ": error: unexpected failure\n";
+    report("unexpected failure");
   }
   return 1;
 }

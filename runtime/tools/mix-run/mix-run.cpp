@@ -401,7 +401,7 @@ int main(int argc, char **argv) {
   try {
     comm = createCommunicator(&argc, &argv, getRankTimeout());
   } catch (const std::exception &e) {
-    std::cerr << kTool << ": error: " << e.what() << "\n";
+    std::cerr << (std::string(kTool) + ": error: " + e.what() + "\n");
     return 1;
   }
   ranks = comm.get();
