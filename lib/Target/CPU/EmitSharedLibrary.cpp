@@ -41,8 +41,18 @@ static llvm::Error error(const llvm::Twine &msg) {
 
 static llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 hostMachine(unsigned optLevel) {
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
+  // Once, whichever thread comes first: this runs on the code generation
+  // pool's workers, and LLVM's target registration is not thread-safe. Two
+  // workers registering the X86 target at once could leave the registry
+  // empty for one of them ("no LLVM target", seen in CI) or link the target
+  // to itself, so that lookupTarget never returns (a mixc that spun at 200%
+  // CPU while writing its package).
+  static const bool initialized = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)initialized;
   llvm::Triple triple(llvm::sys::getProcessTriple());
   std::string err;
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, err);

@@ -151,9 +151,11 @@ static void rematerializeAtUses(Operation *op) {
   IRMapping map;
   for (ReachedUse &use : uses) {
     Operation *user = use.operand->getOwner();
-    if (user == first)
-      continue;
-    if (!cheaperToRecompute(op, user))
+    // Only computations get copies: a write of the value into its
+    // destination (AdamW's new moments, materialized into the old ones) is
+    // where the value itself can be computed in place.
+    if (user == first || !isa<linalg::LinalgOp>(user) ||
+        !cheaperToRecompute(op, user))
       continue;
     OpBuilder b(user);
     if (user != current) {

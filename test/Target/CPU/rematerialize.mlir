@@ -113,3 +113,29 @@ func.func @streams(%g: tensor<4x2x1xf32>, %x: tensor<4x1x8xf32>, %w: tensor<8x8x
   %q = linalg.matmul ins(%a0, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%p : tensor<4x8xf32>) -> tensor<4x8xf32>
   return %p, %q : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// A write of the value into its destination (AdamW's new moment into the
+// old one) is not a computation: it gets no copy, so that bufferization can
+// compute the value in place there, once.
+// CHECK-LABEL: func.func @moment
+//       CHECK:   %[[M:.*]] = linalg.generic
+//       CHECK:   linalg.generic {{.*}} ins(%{{.*}}, %[[M]]
+//       CHECK:   bufferization.materialize_in_destination %[[M]] in %arg0
+//   CHECK-NOT:   linalg.generic
+func.func @moment(%m: tensor<4x4xf32> {bufferization.writable = true}, %g: tensor<4x4xf32>, %p: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %e = tensor.empty() : tensor<4x4xf32>
+  %new = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m, %g : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<4x4xf32>
+  %step = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %new : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.subf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<4x4xf32>
+  %written = bufferization.materialize_in_destination %new in %m : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %step : tensor<4x4xf32>
+}

@@ -70,19 +70,23 @@ def MixRematerializePass : Pass<"mix-rematerialize", "::mlir::ModuleOp"> {
       into. CSE leaves one per type, shared by every product of that shape;
       bufferization then kept the filled buffer from the first product to
       the last and copied it into each;
-    - an elementwise `linalg.generic` with a body of at most 24 operations
-      that writes at least twice the elements its operands hold together (a
-      broadcast product, such as the gate-scaled input of a mixture, which
-      is a stream count times its input): the backward pass reads it again
-      for the kernels' gradient, and keeping it from the forward pass costs
-      its whole size for the rest of the step, where recomputing costs one
-      pass over it and keeps only its smaller operands.
+    - an elementwise `linalg.generic` with a body of at most 24 operations,
+      such as the gate-scaled input of a mixture (a stream count times its
+      input): the backward pass reads it again for the kernels' gradient,
+      and keeping it from the forward pass costs its whole size for the
+      rest of the step, where recomputing costs one pass over it and keeps
+      only its operands, which the backward pass reads anyway.
 
-    Each operation of the block that uses such a value (through
-    `tensor.collapse_shape` and `tensor.expand_shape` views), other than
-    the first, gets a copy of the value computed right before it, with a
-    `tensor.empty` of its own. `mix-free-after-last-use` then frees the
-    first copy after its first user.
+    Each linalg operation of the block that reads such a value (through
+    reshapes and `tensor.extract_slice`), other than the first user, gets
+    a copy computed right before it, with a `tensor.empty` of its own, when
+    that keeps less alive than storing it: the operands the copy needs
+    that would otherwise be dead by then hold at most half its elements.
+    A write of the value into a destination
+    (`bufferization.materialize_in_destination`, AdamW's new moments) gets
+    no copy: the value is computed in place there. A copy read through one
+    slice computes only that slice. `mix-free-after-last-use` then frees
+    the first copy after its first user.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
