@@ -198,7 +198,7 @@ LogicalResult mlir::mix::lowerToLLVMDialect(ModuleOp module,
 LogicalResult mlir::mix::lowerBuffersToLLVMDialect(
     ModuleOp module, const EntryPointTypes &entryTypes, TimingScope &timing) {
   TimingScope matmulTimer = timing.nest("matmuls to library calls");
-  convertMatmulsToLibraryCalls(module);
+  convertMatmulsToLibraryCalls(module, "mixrt_", /*overwriteZeros=*/true);
   matmulTimer.stop();
   // Parallel dimensions become scf.parallel: the outermost of a large
   // enough nest is split over threads.

@@ -14,6 +14,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
 using namespace mlir::mix;
@@ -44,9 +46,29 @@ static func::FuncOp declare(ModuleOp module, StringRef name, int64_t rank,
   return f;
 }
 
+/// The zero `linalg.fill` of \p op's accumulator that the product is the
+/// next access of (only views and operations without memory effects in
+/// between); null if there is none.
+static linalg::FillOp findZeroFill(linalg::LinalgOp op) {
+  Value init = op.getDpsInits()[0];
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
+      if (fill.getOutputs()[0] != init)
+        return nullptr;
+      auto zero = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
+      auto value = zero ? dyn_cast<FloatAttr>(zero.getValue()) : nullptr;
+      return value && value.getValue().isZero() ? fill : nullptr;
+    }
+    if (isa<ViewLikeOpInterface>(prev) || isMemoryEffectFree(prev))
+      continue;
+    return nullptr;
+  }
+  return nullptr;
+}
+
 template <typename OpTy>
 static void replace(ModuleOp module, OpTy op, StringRef callee, int64_t rank,
-                    int64_t &site) {
+                    int64_t &site, bool overwriteZeros) {
   if (!op.hasPureBufferSemantics())
     return;
   SmallVector<MemRefType> types;
@@ -61,7 +83,11 @@ static void replace(ModuleOp module, OpTy op, StringRef callee, int64_t rank,
   if (!types[2].getElementType().isF32() ||
       types[1].getElementType() != input || !(input.isF32() || input.isBF16()))
     return;
-  std::string name = callee.str() + (input.isBF16() ? "_bf16" : "");
+  // A product into a zero-filled accumulator writes C = A B instead: no
+  // pass to fill it, and no read of the zeros.
+  linalg::FillOp fill = overwriteZeros ? findZeroFill(op) : nullptr;
+  std::string name =
+      callee.str() + (fill ? "_set" : "") + (input.isBF16() ? "_bf16" : "");
   func::FuncOp fn = declare(module, name, rank, input);
   OpBuilder b(op);
   SmallVector<Value> args{arith::ConstantIntOp::create(b, op.getLoc(), site++,
@@ -75,27 +101,31 @@ static void replace(ModuleOp module, OpTy op, StringRef callee, int64_t rank,
   }
   func::CallOp::create(b, op.getLoc(), fn, args);
   op.erase();
+  if (fill)
+    fill.erase();
 }
 
-void mlir::mix::convertMatmulsToLibraryCalls(ModuleOp module,
-                                             StringRef prefix) {
+void mlir::mix::convertMatmulsToLibraryCalls(ModuleOp module, StringRef prefix,
+                                             bool overwriteZeros) {
   SmallVector<linalg::MatmulOp> matmuls;
   SmallVector<linalg::BatchMatmulOp> batched;
   module.walk([&](linalg::MatmulOp op) { matmuls.push_back(op); });
   module.walk([&](linalg::BatchMatmulOp op) { batched.push_back(op); });
   int64_t site = 0;
   for (linalg::MatmulOp op : matmuls)
-    replace(module, op, (prefix + "matmul").str(), 2, site);
+    replace(module, op, (prefix + "matmul").str(), 2, site, overwriteZeros);
   for (linalg::BatchMatmulOp op : batched)
-    replace(module, op, (prefix + "batch_matmul").str(), 3, site);
+    replace(module, op, (prefix + "batch_matmul").str(), 3, site,
+            overwriteZeros);
 }
 
 namespace {
 struct MixMatmulsToLibraryCallsPass
     : mlir::mix::impl::MixMatmulsToLibraryCallsPassBase<
           MixMatmulsToLibraryCallsPass> {
+  using Base::Base;
   void runOnOperation() override {
-    convertMatmulsToLibraryCalls(getOperation());
+    convertMatmulsToLibraryCalls(getOperation(), "mixrt_", overwriteZeros);
   }
 };
 } // namespace

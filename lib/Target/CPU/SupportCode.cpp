@@ -59,7 +59,7 @@ typedef struct {
      without a bf16 primitive: 3: widened to f32 for an f32 primitive,
      4: widened for sgemm or loops. */
   int state;
-  int64_t key[19];
+  int64_t key[20];
   dnnl_primitive_t primitive;
   dnnl_memory_t memory[3];
 } Site;
@@ -85,7 +85,8 @@ static Site *getSite(int64_t id) {
 
 /* dims and strides of A (batch, m, k), B (batch, k, n), C (batch, m, n). */
 static int createPrimitive(Site *s, int rank, const int64_t *dims,
-                           const int64_t *strides, dnnl_data_type_t input) {
+                           const int64_t *strides, dnnl_data_type_t input,
+                           int accumulate) {
   if (!engine) {
     if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
       return 0;
@@ -114,8 +115,9 @@ static int createPrimitive(Site *s, int rank, const int64_t *dims,
   if (dnnl_primitive_attr_create(&attr) != dnnl_success)
     return 0;
   int ok = dnnl_post_ops_create(&ops) == dnnl_success;
-  ok = ok && dnnl_post_ops_append_sum(ops, 1.0f) == dnnl_success &&
-       dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success;
+  if (accumulate)
+    ok = ok && dnnl_post_ops_append_sum(ops, 1.0f) == dnnl_success &&
+         dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success;
   dnnl_primitive_desc_t pd = NULL;
   ok = ok && dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL) ==
                  dnnl_success;
@@ -205,17 +207,32 @@ static float *widen(const uint16_t *x, const int64_t *xs, int64_t batch,
   GOMP_parallel(widenRows, &job, batch * rows * cols < 16384 ? 1 : 0, 0);
   return w;
 }
-/* C += A B with A (batch, m, k), B (batch, k, n), C (batch, m, n), each as
-   base pointer, offset and strides (batch stride first); A and B hold f32,
-   or bf16 when `bf16` is set (C is f32 either way). */
+/* C = 0 for a (batch, m, n) view, before a fallback that accumulates. */
+static void zero(float *c, const int64_t *cs, int64_t batch, int64_t m,
+                 int64_t n) {
+  for (int64_t i = 0; i < batch; ++i)
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t j = 0; j < n; ++j)
+        c[i * cs[0] + r * cs[1] + j * cs[2]] = 0.0f;
+}
+/* C += A B, or C = A B when `accumulate` is 0, with A (batch, m, k),
+   B (batch, k, n), C (batch, m, n), each as base pointer, offset and
+   strides (batch stride first); A and B hold f32, or bf16 when `bf16` is
+   set (C is f32 either way). */
 static void matmul(int64_t id, int rank, int64_t batch, int64_t m, int64_t n,
                    int64_t k, void *a, const int64_t *as, void *b,
-                   const int64_t *bs, float *c, const int64_t *cs, int bf16) {
-  if (batch == 0 || m == 0 || n == 0 || k == 0)
+                   const int64_t *bs, float *c, const int64_t *cs, int bf16,
+                   int accumulate) {
+  if (batch == 0 || m == 0 || n == 0)
     return;
-  int64_t key[19] = {batch, m,     k,     batch, k,     n,     batch,
+  if (k == 0) {
+    if (!accumulate)
+      zero(c, cs, batch, m, n);
+    return;
+  }
+  int64_t key[20] = {batch, m,     k,     batch, k,     n,     batch,
                      m,     n,     as[0], as[1], as[2], bs[0], bs[1],
-                     bs[2], cs[0], cs[1], cs[2], bf16};
+                     bs[2], cs[0], cs[1], cs[2], bf16,  accumulate};
   /* The strides of widened (packed) A and B, and C's own. */
   int64_t pas[3] = {m * k, k, 1}, pbs[3] = {k * n, n, 1};
   Site *s = getSite(id);
@@ -225,9 +242,11 @@ static void matmul(int64_t id, int rank, int64_t batch, int64_t m, int64_t n,
     const char *choice = getenv("MIXRT_MATMUL");
     int sgemm = choice && strcmp(choice, "sgemm") == 0;
     if (!bf16)
-      s->state = !sgemm && createPrimitive(s, rank, key, key + 9, dnnl_f32)
+      s->state = !sgemm && createPrimitive(s, rank, key, key + 9, dnnl_f32,
+                                           accumulate)
                      ? 1 : 2;
-    else if (!sgemm && createPrimitive(s, rank, key, key + 9, dnnl_bf16))
+    else if (!sgemm &&
+             createPrimitive(s, rank, key, key + 9, dnnl_bf16, accumulate))
       s->state = 1;
     else {
       /* No bf16 matmul here (oneDNN has one with AVX-512 BF16 or AMX):
@@ -235,7 +254,8 @@ static void matmul(int64_t id, int rank, int64_t batch, int64_t m, int64_t n,
          products (a product of two bf16 values is exact in f32). */
       int64_t packed[9] = {pas[0], pas[1], pas[2], pbs[0], pbs[1],
                            pbs[2], cs[0],  cs[1],  cs[2]};
-      s->state = !sgemm && createPrimitive(s, rank, key, packed, dnnl_f32)
+      s->state = !sgemm && createPrimitive(s, rank, key, packed, dnnl_f32,
+                                           accumulate)
                      ? 3 : 4;
     }
   }
@@ -250,21 +270,26 @@ static void matmul(int64_t id, int rank, int64_t batch, int64_t m, int64_t n,
       free(wb);
       abort(); /* out of memory: nothing sensible to compute */
     }
-    if (!(same && s->state == 3 && execute(s, wa, wb, c)))
+    if (!(same && s->state == 3 && execute(s, wa, wb, c))) {
+      if (!accumulate)
+        zero(c, cs, batch, m, n);
       for (int64_t i = 0; i < batch; ++i)
         gemm(wa + i * pas[0], pas[1], pas[2], wb + i * pbs[0], pbs[1], pbs[2],
              c + i * cs[0], cs[1], cs[2], m, n, k);
+    }
     free(wa);
     free(wb);
     return;
   }
+  if (!accumulate)
+    zero(c, cs, batch, m, n);
   for (int64_t i = 0; i < batch; ++i)
     gemm((float *)a + i * as[0], as[1], as[2], (float *)b + i * bs[0], bs[1],
          bs[2], c + i * cs[0], cs[1], cs[2], m, n, k);
 }
 /* Each operand comes as base pointer, offset, sizes, strides; `site`
    numbers the call site. The _bf16 forms take A and B as bf16. */
-#define MIX_MATMUL(NAME, T, BF16)                                             \
+#define MIX_MATMUL(NAME, T, BF16, ACC)                                        \
   void NAME(int64_t site, T *a, int64_t ao, int64_t am, int64_t ak,           \
             int64_t as0, int64_t as1, T *b, int64_t bo, int64_t bk,           \
             int64_t bn, int64_t bs0, int64_t bs1, float *c, int64_t co,       \
@@ -272,9 +297,10 @@ static void matmul(int64_t id, int rank, int64_t batch, int64_t m, int64_t n,
     (void)bk; (void)cm; (void)cn;                                             \
     int64_t as[3] = {0, as0, as1}, bs[3] = {0, bs0, bs1},                     \
             cs[3] = {0, cs0, cs1};                                            \
-    matmul(site, 2, 1, am, bn, ak, a + ao, as, b + bo, bs, c + co, cs, BF16); \
+    matmul(site, 2, 1, am, bn, ak, a + ao, as, b + bo, bs, c + co, cs, BF16,  \
+           ACC);                                                              \
   }
-#define MIX_BATCH_MATMUL(NAME, T, BF16)                                       \
+#define MIX_BATCH_MATMUL(NAME, T, BF16, ACC)                                  \
   void NAME(int64_t site, T *a, int64_t ao, int64_t ab, int64_t am,           \
             int64_t ak, int64_t asb, int64_t as0, int64_t as1, T *b,          \
             int64_t bo, int64_t bb, int64_t bk, int64_t bn, int64_t bsb,      \
@@ -284,12 +310,18 @@ static void matmul(int64_t id, int rank, int64_t batch, int64_t m, int64_t n,
     int64_t as[3] = {asb, as0, as1}, bs[3] = {bsb, bs0, bs1},                 \
             cs[3] = {csb, cs0, cs1};                                          \
     matmul(site, 3, ab, am, bn, ak, a + ao, as, b + bo, bs, c + co, cs,       \
-           BF16);                                                             \
+           BF16, ACC);                                                        \
   }
-MIX_MATMUL(mixrt_matmul, float, 0)
-MIX_MATMUL(mixrt_matmul_bf16, uint16_t, 1)
-MIX_BATCH_MATMUL(mixrt_batch_matmul, float, 0)
-MIX_BATCH_MATMUL(mixrt_batch_matmul_bf16, uint16_t, 1)
+MIX_MATMUL(mixrt_matmul, float, 0, 1)
+MIX_MATMUL(mixrt_matmul_bf16, uint16_t, 1, 1)
+MIX_BATCH_MATMUL(mixrt_batch_matmul, float, 0, 1)
+MIX_BATCH_MATMUL(mixrt_batch_matmul_bf16, uint16_t, 1, 1)
+/* C = A B: products whose accumulator was a zero fill, which the compiler
+   drops (mix-matmuls-to-library-calls). */
+MIX_MATMUL(mixrt_matmul_set, float, 0, 0)
+MIX_MATMUL(mixrt_matmul_set_bf16, uint16_t, 1, 0)
+MIX_BATCH_MATMUL(mixrt_batch_matmul_set, float, 0, 0)
+MIX_BATCH_MATMUL(mixrt_batch_matmul_set_bf16, uint16_t, 1, 0)
 typedef struct { int64_t rank; void *descriptor; } UnrankedMemRef;
 typedef struct { char *allocated; char *aligned; int64_t offset;
                  int64_t rest[]; } Descriptor;

@@ -138,9 +138,12 @@ void roundMatmulOperandsToBF16(ModuleOp module);
 /// support code: on the CPU a oneDNN matmul primitive cached per call site,
 /// on CUDA a cuBLASLt matmul). Each call's first argument numbers its site.
 /// Products of bf16 operands into f32 call `<prefix>matmul_bf16` /
-/// `<prefix>batch_matmul_bf16`.
+/// `<prefix>batch_matmul_bf16`. With \p overwriteZeros, a product into an
+/// accumulator zero-filled just before calls the `_set` form (C = A B,
+/// `<prefix>matmul_set[_bf16]`) and the fill is dropped.
 void convertMatmulsToLibraryCalls(ModuleOp module,
-                                  llvm::StringRef prefix = "mixrt_");
+                                  llvm::StringRef prefix = "mixrt_",
+                                  bool overwriteZeros = false);
 
 /// Replaces each function `name` by `llvm.func @mix_<name>(!llvm.ptr)`,
 /// which reads its memref arguments (one pointer each) from an array, so the

@@ -250,7 +250,17 @@ def MixMatmulsToLibraryCallsPass
     `mixrt_batch_matmul_bf16`. Each call passes its site number and,
     for each operand, the base buffer, offset, sizes and strides
     (`memref.extract_strided_metadata`), so transposed views need no copy.
+
+    With `overwrite-zeros` (mixc's CPU target), a product whose
+    accumulator was zero-filled just before (nothing but views and
+    operations without memory effects in between) calls the `_set` form
+    instead, which computes C = A B, and the fill goes: one pass over C
+    fewer, and the product does not read the zeros.
   }];
+  let options = [
+    Option<"overwriteZeros", "overwrite-zeros", "bool", /*default=*/"false",
+           "Products into zero-filled accumulators overwrite them">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect"];
