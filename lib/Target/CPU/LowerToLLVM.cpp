@@ -142,10 +142,14 @@ LogicalResult mlir::mix::bufferizeForCodegen(ModuleOp module,
     return failure();
   if (failed(runPipeline(module, kToLoops, timing)))
     return failure();
-  writeResultsInPlace(module);
   TimingScope transposeTimer = timing.nest("transposed operands in place");
   readTransposedOperandsInPlace(module);
   transposeTimer.stop();
+  // After the transposes: bufferization may reuse a result's buffer for
+  // earlier temporaries (transposed copies among them), which
+  // mix-transposed-operands only turns into views while they are
+  // allocations of their own.
+  writeResultsInPlace(module);
   TimingScope freeTimer = timing.nest("buffer lifetimes");
   allocateAtFirstUse(module);
   freeAfterLastUse(module);
