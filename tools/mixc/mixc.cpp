@@ -395,6 +395,7 @@ int main(int argc, char **argv) {
   training.addPass(createCSEPass());
   training.addPass(createMixSimplifySoftmaxGradPass());
   training.addPass(createCSEPass());
+  training.addPass(createMixCausalProductsPass());
   if (failed(training.run(*module)))
     return fail("differentiating '" + inputFile + "' failed");
   if (stop(Stage::Training))

@@ -136,6 +136,33 @@ def MixSimplifySoftmaxGradPass : Pass<"mix-simplify-softmax-grad"> {
   let dependentDialects = ["::mlir::mix::MixDialect"];
 }
 
+def MixCausalProductsPass : Pass<"mix-causal-products"> {
+  let summary = "Mark the products that a causal mask makes triangular";
+  let description = [{
+    A causal attention masks its scores to -inf above the diagonal p (the
+    prefix length) before the softmax. Then the probabilities `P` and the
+    scores' adjoint `(G - reduce_sum(G * P)) * P` are zero above that
+    diagonal, and the entries above it of the scores `Q K^T` and of `P`'s
+    adjoint `dO V^T` never affect anything: they are masked to -inf or
+    multiplied by `P`'s zeros.
+
+    The pass derives both facts by dataflow over the primitive ops:
+    forward, -inf from `mix.causal_mask` through additions and
+    subtractions, then zeros through `mix.exp`, products and quotients;
+    backward, an entry is not needed if every use adds a -inf mask to it,
+    multiplies it by a zero, or is an addition, subtraction, product or
+    negation whose result's entry is not needed. It marks each
+    `mix.matmul` whose left operand is zero above (or, transposed, below)
+    the diagonal, or whose result is needed only on and below it, with
+    `mix.triangle = array<i64: kind, p>`. The CPU code generator skips those
+    blocks (`mixrt_[batch_]matmul_tri`), where the product's value is the
+    same: the skipped terms are products with exact zeros, and the skipped
+    result entries are written as zeros, which the mask or `P` then discard
+    as it discarded the computed ones.
+  }];
+  let dependentDialects = ["::mlir::mix::MixDialect"];
+}
+
 def MixAppendAdamWPass : Pass<"mix-append-adamw", "::mlir::ModuleOp"> {
   let summary = "Append the AdamW update of @forward's parameters";
   let description = [{

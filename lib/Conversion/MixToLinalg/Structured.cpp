@@ -116,6 +116,8 @@ struct MatmulPattern : OpRewritePattern<MatmulOp> {
       auto mm =
           linalg::MatmulOp::create(rewriter, loc, ValueRange{a, b},
                                    ValueRange{filled(rewriter, loc, out, 0.0)});
+      if (Attribute t = op->getAttr(kTriangleAttr))
+        mm->setAttr(kTriangleAttr, t);
       rewriter.replaceOp(op, mm.getResult(0));
       return success();
     }
@@ -133,6 +135,10 @@ struct MatmulPattern : OpRewritePattern<MatmulOp> {
     auto bmm = linalg::BatchMatmulOp::create(
         rewriter, loc, ValueRange{flat(a), flat(b)},
         ValueRange{filled(rewriter, loc, flatOut, 0.0)});
+    // Transposes of the operands are separate ops: the triangle's kind
+    // (stated for A as the product reads it) carries over as it is.
+    if (Attribute t = op->getAttr(kTriangleAttr))
+      bmm->setAttr(kTriangleAttr, t);
     rewriter.replaceOp(op, reshape(rewriter, loc, bmm.getResult(0), out));
     return success();
   }

@@ -202,7 +202,8 @@ LogicalResult mlir::mix::lowerToLLVMDialect(ModuleOp module,
 LogicalResult mlir::mix::lowerBuffersToLLVMDialect(
     ModuleOp module, const EntryPointTypes &entryTypes, TimingScope &timing) {
   TimingScope matmulTimer = timing.nest("matmuls to library calls");
-  convertMatmulsToLibraryCalls(module, "mixrt_", /*overwriteZeros=*/true);
+  convertMatmulsToLibraryCalls(module, "mixrt_", /*overwriteZeros=*/true,
+                               /*fuseBias=*/true, /*triangular=*/true);
   matmulTimer.stop();
   // Parallel dimensions become scf.parallel: the outermost of a large
   // enough nest is split over threads.

@@ -10,6 +10,8 @@
 #include "mix/Target/CPU/CPUCodegen.h"
 #include "mix/Target/CPU/Passes.h"
 
+#include "mix/Dialect/Mix/IR/MixDialect.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -29,9 +31,11 @@ namespace mlir::mix {
 /// for each of A, B and C, the
 /// base pointer (a rank-0 memref, one pointer under the bare-pointer calling
 /// convention), the offset, the sizes and the strides. A and B hold
-/// \p inputType (f32 or bf16), C f32.
+/// \p inputType (f32 or bf16), C f32. With \p bias, an f32 vector follows
+/// as base pointer, offset, length and stride; with \p triangle, the
+/// `mix.triangle` kind and diagonal.
 static func::FuncOp declare(ModuleOp module, StringRef name, int64_t rank,
-                            Type inputType) {
+                            Type inputType, bool bias, bool triangle) {
   if (auto f = module.lookupSymbol<func::FuncOp>(name))
     return f;
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
@@ -40,35 +44,82 @@ static func::FuncOp declare(ModuleOp module, StringRef name, int64_t rank,
     inputs.push_back(MemRefType::get({}, element));
     inputs.append(1 + 2 * rank, b.getIndexType());
   }
+  if (bias) {
+    inputs.push_back(MemRefType::get({}, b.getF32Type()));
+    inputs.append(3, b.getIndexType());
+  }
+  if (triangle)
+    inputs.append(2, b.getI64Type());
   auto f = func::FuncOp::create(b, module.getLoc(), name,
                                 b.getFunctionType(inputs, {}));
   f.setPrivate();
   return f;
 }
 
-/// The zero `linalg.fill` of \p op's accumulator that the product is the
-/// next access of (only views and operations without memory effects in
-/// between); null if there is none.
-static linalg::FillOp findZeroFill(linalg::LinalgOp op) {
+/// The operation that last wrote \p op's accumulator, if it is the
+/// product's previous access of it: only views and operations without
+/// memory effects in between, and it writes nothing but the accumulator.
+static Operation *findInitializer(linalg::LinalgOp op) {
   Value init = op.getDpsInits()[0];
   for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
-    if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
-      if (fill.getOutputs()[0] != init)
-        return nullptr;
-      auto zero = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
-      auto value = zero ? dyn_cast<FloatAttr>(zero.getValue()) : nullptr;
-      return value && value.getValue().isZero() ? fill : nullptr;
-    }
     if (isa<ViewLikeOpInterface>(prev) || isMemoryEffectFree(prev))
       continue;
-    return nullptr;
+    auto writer = dyn_cast<linalg::LinalgOp>(prev);
+    if (!writer || writer.getNumDpsInits() != 1 ||
+        writer.getDpsInits()[0] != init)
+      return nullptr;
+    return prev;
   }
   return nullptr;
 }
 
+/// \p op's accumulator's zero `linalg.fill`, if it is the product's
+/// previous access of it; null otherwise.
+static linalg::FillOp findZeroFill(linalg::LinalgOp op) {
+  auto fill = dyn_cast_or_null<linalg::FillOp>(findInitializer(op));
+  if (!fill)
+    return nullptr;
+  auto zero = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
+  auto value = zero ? dyn_cast<FloatAttr>(zero.getValue()) : nullptr;
+  return value && value.getValue().isZero() ? fill : nullptr;
+}
+
+/// The row vector a 2-d product's accumulator was filled with, if it is
+/// the product's previous access of it: a `linalg.generic` that copies an
+/// f32 vector (1-d, or 1 x n) into every row of the accumulator, what the
+/// bias of a linear layer lowers to. Null otherwise.
+static linalg::GenericOp findBiasBroadcast(linalg::LinalgOp op) {
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(findInitializer(op));
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumLoops() != 2 ||
+      generic.getNumParallelLoops() != generic.getNumLoops())
+    return nullptr;
+  Block &body = generic.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (body.getOperations().size() != 1 ||
+      yield.getValues()[0] != body.getArgument(0))
+    return nullptr;
+  OpOperand *input = generic.getDpsInputOperand(0);
+  auto type = dyn_cast<MemRefType>(input->get().getType());
+  if (!type || !type.getElementType().isF32() ||
+      !generic.getMatchingIndexingMap(generic.getDpsInitOperand(0))
+           .isIdentity())
+    return nullptr;
+  MLIRContext *ctx = op.getContext();
+  AffineExpr column = getAffineDimExpr(1, ctx);
+  AffineMap map = generic.getMatchingIndexingMap(input);
+  bool rowVector =
+      (type.getRank() == 1 && map == AffineMap::get(2, 0, {column}, ctx)) ||
+      (type.getRank() == 2 && type.getDimSize(0) == 1 &&
+       map == AffineMap::get(2, 0, {getAffineConstantExpr(0, ctx), column},
+                             ctx));
+  return rowVector ? generic : nullptr;
+}
+
 template <typename OpTy>
 static void replace(ModuleOp module, OpTy op, StringRef callee, int64_t rank,
-                    int64_t &site, bool overwriteZeros) {
+                    int64_t &site, bool overwriteZeros, bool fuseBias,
+                    bool triangular) {
   if (!op.hasPureBufferSemantics())
     return;
   SmallVector<MemRefType> types;
@@ -85,38 +136,66 @@ static void replace(ModuleOp module, OpTy op, StringRef callee, int64_t rank,
     return;
   // A product into a zero-filled accumulator writes C = A B instead: no
   // pass to fill it, and no read of the zeros.
-  linalg::FillOp fill = overwriteZeros ? findZeroFill(op) : nullptr;
-  std::string name =
-      callee.str() + (fill ? "_set" : "") + (input.isBF16() ? "_bf16" : "");
-  func::FuncOp fn = declare(module, name, rank, input);
+  auto triangle = triangular
+                      ? op->template getAttrOfType<DenseI64ArrayAttr>(
+                            kTriangleAttr)
+                      : DenseI64ArrayAttr();
+  if (triangle && triangle.size() != 2)
+    triangle = {};
+  Operation *initializer = nullptr;
+  StringRef form;
+  if (overwriteZeros && (initializer = findZeroFill(op)))
+    form = "_set";
+  else if (fuseBias && !triangle && rank == 2 &&
+           (initializer = findBiasBroadcast(op)))
+    form = "_bias";
+  std::string name = (callee + (triangle ? "_tri" : "") + form +
+                      (input.isBF16() ? "_bf16" : ""))
+                         .str();
+  func::FuncOp fn =
+      declare(module, name, rank, input, form == "_bias", bool(triangle));
   OpBuilder b(op);
   SmallVector<Value> args{arith::ConstantIntOp::create(b, op.getLoc(), site++,
                                                        /*width=*/64)};
-  for (Value v : op->getOperands()) {
+  SmallVector<Value> operands(op->getOperands());
+  if (form == "_bias")
+    operands.push_back(initializer->getOperand(0));
+  for (Value v : operands) {
     auto meta = memref::ExtractStridedMetadataOp::create(b, op.getLoc(), v);
     args.push_back(meta.getBaseBuffer());
     args.push_back(meta.getOffset());
+    // The bias: its length and stride only.
+    if (v == operands.back() && form == "_bias") {
+      args.push_back(meta.getSizes().back());
+      args.push_back(meta.getStrides().back());
+      continue;
+    }
     llvm::append_range(args, meta.getSizes());
     llvm::append_range(args, meta.getStrides());
   }
+  if (triangle)
+    for (int64_t v : triangle.asArrayRef())
+      args.push_back(arith::ConstantIntOp::create(b, op.getLoc(), v, 64));
   func::CallOp::create(b, op.getLoc(), fn, args);
   op.erase();
-  if (fill)
-    fill.erase();
+  if (initializer)
+    initializer->erase();
 }
 
 void mlir::mix::convertMatmulsToLibraryCalls(ModuleOp module, StringRef prefix,
-                                             bool overwriteZeros) {
+                                             bool overwriteZeros,
+                                             bool fuseBias, bool triangular) {
   SmallVector<linalg::MatmulOp> matmuls;
   SmallVector<linalg::BatchMatmulOp> batched;
   module.walk([&](linalg::MatmulOp op) { matmuls.push_back(op); });
   module.walk([&](linalg::BatchMatmulOp op) { batched.push_back(op); });
   int64_t site = 0;
   for (linalg::MatmulOp op : matmuls)
-    replace(module, op, (prefix + "matmul").str(), 2, site, overwriteZeros);
+    replace(module, op, (prefix + "matmul").str(), 2, site, overwriteZeros,
+            fuseBias, triangular);
   for (linalg::BatchMatmulOp op : batched)
     replace(module, op, (prefix + "batch_matmul").str(), 3, site,
-            overwriteZeros);
+            overwriteZeros, fuseBias, triangular);
 }
 
 namespace {
@@ -125,7 +204,8 @@ struct MixMatmulsToLibraryCallsPass
           MixMatmulsToLibraryCallsPass> {
   using Base::Base;
   void runOnOperation() override {
-    convertMatmulsToLibraryCalls(getOperation(), "mixrt_", overwriteZeros);
+    convertMatmulsToLibraryCalls(getOperation(), "mixrt_", overwriteZeros,
+                                 fuseBias, triangular);
   }
 };
 } // namespace

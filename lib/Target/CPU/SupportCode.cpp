@@ -14,10 +14,45 @@
 // `memrefCopy` is the function the memref lowering calls for copies between
 // non-contiguous views, as libmlir_c_runner_utils implements it.
 static const char *const kSupportSource = R"c(
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <time.h>
 #include <oneapi/dnnl/dnnl.h>
+
+/* MIXRT_PROFILE=1: each matrix-product site and each threaded loop nest
+   adds up its wall time, printed to stderr when the package is unloaded
+   (docs/performance.md, "Where the time goes"). */
+static int profiling = -1;
+static int isProfiling(void) {
+  if (profiling < 0) {
+    const char *v = getenv("MIXRT_PROFILE");
+    profiling = v && *v && strcmp(v, "0") != 0;
+  }
+  return profiling;
+}
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+/* The threaded loop nests' times, by function (open addressing). */
+enum { kLoopSlots = 4096 };
+typedef struct { void *fn; int64_t calls; double seconds; } LoopTime;
+static LoopTime loopTimes[kLoopSlots];
+static void addLoopTime(void *fn, double seconds) {
+  size_t h = ((uintptr_t)fn >> 4) % kLoopSlots;
+  for (size_t i = 0; i < kLoopSlots; ++i, h = (h + 1) % kLoopSlots)
+    if (!loopTimes[h].fn || loopTimes[h].fn == fn) {
+      loopTimes[h].fn = fn;
+      ++loopTimes[h].calls;
+      loopTimes[h].seconds += seconds;
+      return;
+    }
+}
 
 /* C += A B for row-major views given as (ptr, offset, sizes, strides).
    oneDNN's sgemm takes a view whose inner or outer stride is 1 (the other
@@ -54,14 +89,20 @@ static void gemm(const float *a, int64_t as0, int64_t as1, const float *b,
    with a sum post-op: C += A B. Where oneDNN has no primitive for a layout,
    the site falls back to sgemm or loops. The lowered code runs on one
    thread at a time, so the cache needs no lock. */
-typedef struct {
+typedef struct Site {
   /* 0: not yet created, 1: primitive, 2: sgemm or loops; bf16 products
      without a bf16 primitive: 3: widened to f32 for an f32 primitive,
-     4: widened for sgemm or loops. */
+     4: widened for sgemm or loops; 5: blocks of rows (matmulTriangle). */
   int state;
-  int64_t key[20];
+  int64_t key[22];
   dnnl_primitive_t primitive;
-  dnnl_memory_t memory[3];
+  dnnl_memory_t memory[4]; /* A, B, C, bias */
+  /* A product that skips a triangle (state 5): one site a block of rows. */
+  struct Site *blocks;
+  int64_t numBlocks;
+  /* MIXRT_PROFILE */
+  int64_t calls;
+  double seconds;
 } Site;
 static Site *sites;
 static int64_t numSites;
@@ -86,7 +127,7 @@ static Site *getSite(int64_t id) {
 /* dims and strides of A (batch, m, k), B (batch, k, n), C (batch, m, n). */
 static int createPrimitive(Site *s, int rank, const int64_t *dims,
                            const int64_t *strides, dnnl_data_type_t input,
-                           int accumulate) {
+                           int accumulate, int64_t biasStride) {
   if (!engine) {
     if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
       return 0;
@@ -94,7 +135,7 @@ static int createPrimitive(Site *s, int rank, const int64_t *dims,
         dnnl_success)
       return 0;
   }
-  dnnl_memory_desc_t md[3];
+  dnnl_memory_desc_t md[4];
   for (int i = 0; i < 3; ++i) {
     dnnl_dims_t d, st;
     for (int j = 0; j < rank; ++j) {
@@ -106,9 +147,16 @@ static int createPrimitive(Site *s, int rank, const int64_t *dims,
         dnnl_success)
       return 0;
   }
+  /* The bias, a row vector (1 x n) added to every row of C. */
+  if (biasStride) {
+    dnnl_dims_t d = {1, dims[8]}, st = {dims[8] * biasStride, biasStride};
+    if (rank != 2 || dnnl_memory_desc_init_by_strides(&md[3], 2, d, dnnl_f32,
+                                                      st) != dnnl_success)
+      return 0;
+  }
   dnnl_matmul_desc_t desc;
-  if (dnnl_matmul_desc_init(&desc, &md[0], &md[1], NULL, &md[2]) !=
-      dnnl_success)
+  if (dnnl_matmul_desc_init(&desc, &md[0], &md[1], biasStride ? &md[3] : NULL,
+                            &md[2]) != dnnl_success)
     return 0;
   dnnl_primitive_attr_t attr;
   dnnl_post_ops_t ops;
@@ -128,7 +176,7 @@ static int createPrimitive(Site *s, int rank, const int64_t *dims,
     return 0;
   ok = dnnl_primitive_create(&s->primitive, pd) == dnnl_success;
   dnnl_primitive_desc_destroy(pd);
-  for (int i = 0; ok && i < 3; ++i)
+  for (int i = 0; ok && i < (biasStride ? 4 : 3); ++i)
     ok = dnnl_memory_create(&s->memory[i], &md[i], engine,
                             DNNL_MEMORY_NONE) == dnnl_success;
   return ok;
@@ -136,14 +184,107 @@ static int createPrimitive(Site *s, int rank, const int64_t *dims,
 
 /* Frees the cached primitives when the package is unloaded, so that a
    process that loads many packages does not accumulate them. */
-__attribute__((destructor)) static void releaseSites(void) {
-  for (int64_t i = 0; i < numSites; ++i) {
-    if (sites[i].primitive)
-      dnnl_primitive_destroy(sites[i].primitive);
-    for (int j = 0; j < 3; ++j)
-      if (sites[i].memory[j])
-        dnnl_memory_destroy(sites[i].memory[j]);
+static int bySeconds(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+/* The MIXRT_PROFILE report: the products by site, slowest first, with
+   their shapes ([batch x] m x n x k) and strides, then the threaded loop
+   nests by function. */
+static void printProfile(void) {
+  enum { kShown = 30 };
+  double total = 0, flops = 0;
+  int64_t used = 0;
+  for (int64_t i = 0; i < numSites; ++i)
+    if (sites[i].calls) {
+      total += sites[i].seconds;
+      flops += 2.0 * sites[i].calls * sites[i].key[0] * sites[i].key[1] *
+               sites[i].key[5] * sites[i].key[2];
+      ++used;
+    }
+  fprintf(stderr,
+          "mixrt profile: %lld product sites, %.3f s, %.1f GFLOP/s\n"
+          "  %5s %6s %9s %7s  %-20s %-18s %-18s %s\n",
+          (long long)used, total, total > 0 ? flops / total * 1e-9 : 0.0,
+          "site", "calls", "seconds", "GFLOP/s", "batch,m,n,k", "A strides",
+          "B strides", "C=");
+  /* (seconds, site) pairs, sorted. */
+  double *order = (double *)malloc((size_t)(2 * (used + 1)) * sizeof(double));
+  int64_t n = 0;
+  for (int64_t i = 0; order && i < numSites; ++i)
+    if (sites[i].calls) {
+      order[2 * n] = sites[i].seconds;
+      order[2 * n + 1] = (double)i;
+      ++n;
+    }
+  if (order)
+    qsort(order, (size_t)n, 2 * sizeof(double), bySeconds);
+  for (int64_t r = 0; order && r < n; ++r) {
+    const Site *s = &sites[(int64_t)order[2 * r + 1]];
+    const int64_t *k = s->key;
+    char shape[64], sa[48], sb[48];
+    snprintf(shape, sizeof shape, "%lld,%lld,%lld,%lld", (long long)k[0],
+             (long long)k[1], (long long)k[5], (long long)k[2]);
+    snprintf(sa, sizeof sa, "%lld,%lld,%lld", (long long)k[9],
+             (long long)k[10], (long long)k[11]);
+    snprintf(sb, sizeof sb, "%lld,%lld,%lld", (long long)k[12],
+             (long long)k[13], (long long)k[14]);
+    double f = 2.0 * s->calls * k[0] * k[1] * k[5] * k[2];
+    fprintf(stderr, "  %5lld %6lld %9.4f %7.1f  %-20s %-18s %-18s %s%s\n",
+            (long long)order[2 * r + 1], (long long)s->calls, s->seconds,
+            s->seconds > 0 ? f / s->seconds * 1e-9 : 0.0, shape, sa, sb,
+            k[19] ? "C+AB" : k[20] ? "AB+bias" : "AB",
+            s->state == 1   ? ""
+            : s->state == 5 ? " (triangle skipped)"
+                            : " (fallback)");
   }
+  free(order);
+  double loops = 0;
+  int64_t count = 0;
+  for (int i = 0; i < kLoopSlots; ++i)
+    if (loopTimes[i].fn) {
+      loops += loopTimes[i].seconds;
+      ++count;
+    }
+  fprintf(stderr, "mixrt profile: %lld threaded loop nests, %.3f s\n",
+          (long long)count, loops);
+  LoopTime sorted[kLoopSlots];
+  int m = 0;
+  for (int i = 0; i < kLoopSlots; ++i)
+    if (loopTimes[i].fn)
+      sorted[m++] = loopTimes[i];
+  for (int i = 0; i < m; ++i) {
+    int best = i;
+    for (int j = i + 1; j < m; ++j)
+      if (sorted[j].seconds > sorted[best].seconds)
+        best = j;
+    LoopTime t = sorted[i];
+    sorted[i] = sorted[best];
+    sorted[best] = t;
+    Dl_info info;
+    const char *name = dladdr(sorted[i].fn, &info) && info.dli_sname
+                           ? info.dli_sname : "?";
+    fprintf(stderr, "  %-24s %6lld %9.4f\n", name,
+            (long long)sorted[i].calls, sorted[i].seconds);
+  }
+}
+
+static void releaseSite(Site *s) {
+  if (s->primitive)
+    dnnl_primitive_destroy(s->primitive);
+  for (int j = 0; j < 4; ++j)
+    if (s->memory[j])
+      dnnl_memory_destroy(s->memory[j]);
+  for (int64_t i = 0; i < s->numBlocks; ++i)
+    releaseSite(&s->blocks[i]);
+  free(s->blocks);
+}
+
+__attribute__((destructor)) static void releaseSites(void) {
+  if (profiling > 0)
+    printProfile();
+  for (int64_t i = 0; i < numSites; ++i)
+    releaseSite(&sites[i]);
   free(sites);
   sites = NULL;
   numSites = 0;
@@ -155,16 +296,20 @@ __attribute__((destructor)) static void releaseSites(void) {
   engine = NULL;
 }
 
-/* Runs the site's primitive on (a, b, c); 0 if it could not. */
-static int execute(Site *s, void *a, void *b, float *c) {
+/* Runs the site's primitive on (a, b, c) and the bias, if any; 0 if it
+   could not. */
+static int execute(Site *s, void *a, void *b, float *c, const float *bias) {
   if (dnnl_memory_set_data_handle(s->memory[0], a) != dnnl_success ||
       dnnl_memory_set_data_handle(s->memory[1], b) != dnnl_success ||
-      dnnl_memory_set_data_handle(s->memory[2], c) != dnnl_success)
+      dnnl_memory_set_data_handle(s->memory[2], c) != dnnl_success ||
+      (bias && dnnl_memory_set_data_handle(s->memory[3], (void *)bias) !=
+                   dnnl_success))
     return 0;
-  dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, s->memory[0]},
+  dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, s->memory[0]},
                              {DNNL_ARG_WEIGHTS, s->memory[1]},
-                             {DNNL_ARG_DST, s->memory[2]}};
-  return dnnl_primitive_execute(s->primitive, stream, 3, args) ==
+                             {DNNL_ARG_DST, s->memory[2]},
+                             {DNNL_ARG_BIAS, s->memory[3]}};
+  return dnnl_primitive_execute(s->primitive, stream, bias ? 4 : 3, args) ==
              dnnl_success &&
          dnnl_stream_wait(stream) == dnnl_success;
 }
@@ -207,35 +352,52 @@ static float *widen(const uint16_t *x, const int64_t *xs, int64_t batch,
   GOMP_parallel(widenRows, &job, batch * rows * cols < 16384 ? 1 : 0, 0);
   return w;
 }
-/* C = 0 for a (batch, m, n) view, before a fallback that accumulates. */
+/* C = 0, or the bias in every row, for a (batch, m, n) view, before a
+   fallback that accumulates. */
 static void zero(float *c, const int64_t *cs, int64_t batch, int64_t m,
-                 int64_t n) {
+                 int64_t n, const float *bias, int64_t biasStride) {
+  if (!bias && cs[2] == 1) {
+    for (int64_t i = 0; i < batch; ++i)
+      for (int64_t r = 0; r < m; ++r)
+        memset(c + i * cs[0] + r * cs[1], 0, (size_t)n * sizeof(float));
+    return;
+  }
   for (int64_t i = 0; i < batch; ++i)
     for (int64_t r = 0; r < m; ++r)
       for (int64_t j = 0; j < n; ++j)
-        c[i * cs[0] + r * cs[1] + j * cs[2]] = 0.0f;
+        c[i * cs[0] + r * cs[1] + j * cs[2]] =
+            bias ? bias[j * biasStride] : 0.0f;
 }
-/* C += A B, or C = A B when `accumulate` is 0, with A (batch, m, k),
-   B (batch, k, n), C (batch, m, n), each as base pointer, offset and
-   strides (batch stride first); A and B hold f32, or bf16 when `bf16` is
-   set (C is f32 either way). */
-static void matmul(int64_t id, int rank, int64_t batch, int64_t m, int64_t n,
-                   int64_t k, void *a, const int64_t *as, void *b,
-                   const int64_t *bs, float *c, const int64_t *cs, int bf16,
-                   int accumulate) {
+/* C += A B, or C = A B when `accumulate` is 0 (plus the bias in every row
+   when `bias` is not null), with A (batch, m, k), B (batch, k, n),
+   C (batch, m, n), each as base pointer, offset and strides (batch stride
+   first); A and B hold f32, or bf16 when `bf16` is set (C is f32 either
+   way). */
+static void matmulAt(Site *s, int rank, int64_t batch, int64_t m, int64_t n,
+                     int64_t k, void *a, const int64_t *as, void *b,
+                     const int64_t *bs, float *c, const int64_t *cs, int bf16,
+                     int accumulate, const float *bias, int64_t biasStride) {
   if (batch == 0 || m == 0 || n == 0)
     return;
+  if (!bias)
+    biasStride = 0;
+  else if (biasStride == 0) {
+    /* A broadcast scalar: no oneDNN bias (its stride would be 0). */
+    zero(c, cs, batch, m, n, bias, 0);
+    bias = NULL;
+    accumulate = 1;
+  }
   if (k == 0) {
     if (!accumulate)
-      zero(c, cs, batch, m, n);
+      zero(c, cs, batch, m, n, bias, biasStride);
     return;
   }
-  int64_t key[20] = {batch, m,     k,     batch, k,     n,     batch,
+  int64_t key[22] = {batch, m,     k,     batch, k,     n,     batch,
                      m,     n,     as[0], as[1], as[2], bs[0], bs[1],
-                     bs[2], cs[0], cs[1], cs[2], bf16,  accumulate};
+                     bs[2], cs[0], cs[1], cs[2], bf16,  accumulate,
+                     biasStride, 0};
   /* The strides of widened (packed) A and B, and C's own. */
   int64_t pas[3] = {m * k, k, 1}, pbs[3] = {k * n, n, 1};
-  Site *s = getSite(id);
   if (s && s->state == 0) {
     memcpy(s->key, key, sizeof key);
     /* MIXRT_MATMUL=sgemm skips the primitives, for comparisons. */
@@ -243,10 +405,10 @@ static void matmul(int64_t id, int rank, int64_t batch, int64_t m, int64_t n,
     int sgemm = choice && strcmp(choice, "sgemm") == 0;
     if (!bf16)
       s->state = !sgemm && createPrimitive(s, rank, key, key + 9, dnnl_f32,
-                                           accumulate)
+                                           accumulate, biasStride)
                      ? 1 : 2;
-    else if (!sgemm &&
-             createPrimitive(s, rank, key, key + 9, dnnl_bf16, accumulate))
+    else if (!sgemm && createPrimitive(s, rank, key, key + 9, dnnl_bf16,
+                                       accumulate, biasStride))
       s->state = 1;
     else {
       /* No bf16 matmul here (oneDNN has one with AVX-512 BF16 or AMX):
@@ -255,12 +417,12 @@ static void matmul(int64_t id, int rank, int64_t batch, int64_t m, int64_t n,
       int64_t packed[9] = {pas[0], pas[1], pas[2], pbs[0], pbs[1],
                            pbs[2], cs[0],  cs[1],  cs[2]};
       s->state = !sgemm && createPrimitive(s, rank, key, packed, dnnl_f32,
-                                           accumulate)
+                                           accumulate, biasStride)
                      ? 3 : 4;
     }
   }
   int same = s && memcmp(s->key, key, sizeof key) == 0;
-  if (same && s->state == 1 && execute(s, a, b, c))
+  if (same && s->state == 1 && execute(s, a, b, c, bias))
     return;
   if (bf16) {
     float *wa = widen((const uint16_t *)a, as, batch, m, k);
@@ -270,9 +432,9 @@ static void matmul(int64_t id, int rank, int64_t batch, int64_t m, int64_t n,
       free(wb);
       abort(); /* out of memory: nothing sensible to compute */
     }
-    if (!(same && s->state == 3 && execute(s, wa, wb, c))) {
+    if (!(same && s->state == 3 && execute(s, wa, wb, c, bias))) {
       if (!accumulate)
-        zero(c, cs, batch, m, n);
+        zero(c, cs, batch, m, n, bias, biasStride);
       for (int64_t i = 0; i < batch; ++i)
         gemm(wa + i * pas[0], pas[1], pas[2], wb + i * pbs[0], pbs[1], pbs[2],
              c + i * cs[0], cs[1], cs[2], m, n, k);
@@ -282,10 +444,92 @@ static void matmul(int64_t id, int rank, int64_t batch, int64_t m, int64_t n,
     return;
   }
   if (!accumulate)
-    zero(c, cs, batch, m, n);
+    zero(c, cs, batch, m, n, bias, biasStride);
   for (int64_t i = 0; i < batch; ++i)
     gemm((float *)a + i * as[0], as[1], as[2], (float *)b + i * bs[0], bs[1],
          bs[2], c + i * cs[0], cs[1], cs[2], m, n, k);
+}
+/* The mix.triangle kinds (mix-causal-products): A[i, k] = 0 for k > i + p
+   (0) or for k < i - p (1); C[i, j] for j > i + p not needed (2). */
+enum { kLhsLower = 0, kLhsUpper = 1, kResultLower = 2 };
+/* A product that skips a triangle: rows in blocks of 64 or more (at most
+   8 blocks), each block a product of its own over the contraction range
+   (kinds 0 and 1) or the columns (kind 2) the triangle leaves; a skipped
+   part of C is zeroed when the product overwrites C. */
+static void matmulTriangle(Site *s, int rank, int64_t batch, int64_t m,
+                           int64_t n, int64_t k, char *a, const int64_t *as,
+                           char *b, const int64_t *bs, float *c,
+                           const int64_t *cs, int bf16, int accumulate,
+                           int64_t kind, int64_t p) {
+  int64_t rows = (m + 7) / 8 > 64 ? (m + 7) / 8 : 64;
+  int64_t blocks = (m + rows - 1) / rows;
+  if (!s || blocks < 2 || kind < kLhsLower || kind > kResultLower) {
+    matmulAt(s, rank, batch, m, n, k, a, as, b, bs, c, cs, bf16, accumulate,
+             NULL, 0);
+    return;
+  }
+  if (s->state == 0) {
+    s->blocks = (Site *)calloc((size_t)blocks, sizeof(Site));
+    if (!s->blocks) {
+      matmulAt(NULL, rank, batch, m, n, k, a, as, b, bs, c, cs, bf16,
+               accumulate, NULL, 0);
+      return;
+    }
+    s->numBlocks = blocks;
+    s->state = 5;
+    int64_t key[22] = {batch, m, k, batch, k, n, batch, m, n, as[0], as[1],
+                       as[2], bs[0], bs[1], bs[2], cs[0], cs[1], cs[2], bf16,
+                       accumulate, 0, kind};
+    memcpy(s->key, key, sizeof key);
+  }
+  size_t size = bf16 ? 2 : 4;
+  for (int64_t r = 0; r < blocks && r < s->numBlocks; ++r) {
+    int64_t r0 = r * rows, r1 = r0 + rows < m ? r0 + rows : m;
+    int64_t k0 = 0, k1 = k, n1 = n;
+    if (kind == kLhsLower)
+      k1 = r1 + p < k ? r1 + p : k;
+    else if (kind == kLhsUpper)
+      k0 = r0 - p > 0 ? r0 - p : 0;
+    else
+      n1 = r1 + p < n ? r1 + p : n;
+    float *cr = c + r0 * cs[1];
+    if (!accumulate && n1 < n)
+      zero(cr + n1 * cs[2], cs, batch, r1 - r0, n - n1, NULL, 0);
+    if (k1 <= k0 || n1 <= 0) {
+      if (!accumulate)
+        zero(cr, cs, batch, r1 - r0, n1 > 0 ? n1 : 0, NULL, 0);
+      continue;
+    }
+    matmulAt(&s->blocks[r], rank, batch, r1 - r0, n1, k1 - k0,
+             a + (size_t)(r0 * as[1] + k0 * as[2]) * size, as,
+             b + (size_t)(k0 * bs[1]) * size, bs, cr, cs, bf16, accumulate,
+             NULL, 0);
+  }
+}
+
+static void matmul(int64_t id, int rank, int64_t batch, int64_t m, int64_t n,
+                   int64_t k, void *a, const int64_t *as, void *b,
+                   const int64_t *bs, float *c, const int64_t *cs, int bf16,
+                   int accumulate, const float *bias, int64_t biasStride,
+                   int64_t kind, int64_t p) {
+  /* MIXRT_TRIANGLES=0 computes the whole products, for comparisons. */
+  static int triangles = -1;
+  if (triangles < 0) {
+    const char *v = getenv("MIXRT_TRIANGLES");
+    triangles = !(v && strcmp(v, "0") == 0);
+  }
+  double start = isProfiling() ? now() : 0;
+  Site *s = getSite(id);
+  if (kind >= 0 && triangles)
+    matmulTriangle(s, rank, batch, m, n, k, (char *)a, as, (char *)b, bs, c,
+                   cs, bf16, accumulate, kind, p);
+  else
+    matmulAt(s, rank, batch, m, n, k, a, as, b, bs, c, cs, bf16, accumulate,
+             bias, biasStride);
+  if (isProfiling() && s) {
+    ++s->calls;
+    s->seconds += now() - start;
+  }
 }
 /* Each operand comes as base pointer, offset, sizes, strides; `site`
    numbers the call site. The _bf16 forms take A and B as bf16. */
@@ -298,7 +542,21 @@ static void matmul(int64_t id, int rank, int64_t batch, int64_t m, int64_t n,
     int64_t as[3] = {0, as0, as1}, bs[3] = {0, bs0, bs1},                     \
             cs[3] = {0, cs0, cs1};                                            \
     matmul(site, 2, 1, am, bn, ak, a + ao, as, b + bo, bs, c + co, cs, BF16,  \
-           ACC);                                                              \
+           ACC, NULL, 0, -1, 0);                                              \
+  }
+/* C = A B + bias, the bias (base pointer, offset, length, stride) added to
+   every row. */
+#define MIX_MATMUL_BIAS(NAME, T, BF16)                                        \
+  void NAME(int64_t site, T *a, int64_t ao, int64_t am, int64_t ak,           \
+            int64_t as0, int64_t as1, T *b, int64_t bo, int64_t bk,           \
+            int64_t bn, int64_t bs0, int64_t bs1, float *c, int64_t co,       \
+            int64_t cm, int64_t cn, int64_t cs0, int64_t cs1, float *bias,    \
+            int64_t biaso, int64_t biasn, int64_t biass) {                    \
+    (void)bk; (void)cm; (void)cn; (void)biasn;                                \
+    int64_t as[3] = {0, as0, as1}, bs[3] = {0, bs0, bs1},                     \
+            cs[3] = {0, cs0, cs1};                                            \
+    matmul(site, 2, 1, am, bn, ak, a + ao, as, b + bo, bs, c + co, cs, BF16,  \
+           0, bias + biaso, biass, -1, 0);                                    \
   }
 #define MIX_BATCH_MATMUL(NAME, T, BF16, ACC)                                  \
   void NAME(int64_t site, T *a, int64_t ao, int64_t ab, int64_t am,           \
@@ -310,7 +568,7 @@ static void matmul(int64_t id, int rank, int64_t batch, int64_t m, int64_t n,
     int64_t as[3] = {asb, as0, as1}, bs[3] = {bsb, bs0, bs1},                 \
             cs[3] = {csb, cs0, cs1};                                          \
     matmul(site, 3, ab, am, bn, ak, a + ao, as, b + bo, bs, c + co, cs,       \
-           BF16, ACC);                                                        \
+           BF16, ACC, NULL, 0, -1, 0);                                        \
   }
 MIX_MATMUL(mixrt_matmul, float, 0, 1)
 MIX_MATMUL(mixrt_matmul_bf16, uint16_t, 1, 1)
@@ -322,6 +580,42 @@ MIX_MATMUL(mixrt_matmul_set, float, 0, 0)
 MIX_MATMUL(mixrt_matmul_set_bf16, uint16_t, 1, 0)
 MIX_BATCH_MATMUL(mixrt_batch_matmul_set, float, 0, 0)
 MIX_BATCH_MATMUL(mixrt_batch_matmul_set_bf16, uint16_t, 1, 0)
+MIX_MATMUL_BIAS(mixrt_matmul_bias, float, 0)
+MIX_MATMUL_BIAS(mixrt_matmul_bias_bf16, uint16_t, 1)
+/* The _tri forms (mix.triangle): the kind and diagonal p come last. */
+#define MIX_MATMUL_TRI(NAME, T, BF16, ACC)                                    \
+  void NAME(int64_t site, T *a, int64_t ao, int64_t am, int64_t ak,           \
+            int64_t as0, int64_t as1, T *b, int64_t bo, int64_t bk,           \
+            int64_t bn, int64_t bs0, int64_t bs1, float *c, int64_t co,       \
+            int64_t cm, int64_t cn, int64_t cs0, int64_t cs1, int64_t kind,   \
+            int64_t p) {                                                      \
+    (void)bk; (void)cm; (void)cn;                                             \
+    int64_t as[3] = {0, as0, as1}, bs[3] = {0, bs0, bs1},                     \
+            cs[3] = {0, cs0, cs1};                                            \
+    matmul(site, 2, 1, am, bn, ak, a + ao, as, b + bo, bs, c + co, cs, BF16,  \
+           ACC, NULL, 0, kind, p);                                            \
+  }
+#define MIX_BATCH_MATMUL_TRI(NAME, T, BF16, ACC)                              \
+  void NAME(int64_t site, T *a, int64_t ao, int64_t ab, int64_t am,           \
+            int64_t ak, int64_t asb, int64_t as0, int64_t as1, T *b,          \
+            int64_t bo, int64_t bb, int64_t bk, int64_t bn, int64_t bsb,      \
+            int64_t bs0, int64_t bs1, float *c, int64_t co, int64_t cb,       \
+            int64_t cm, int64_t cn, int64_t csb, int64_t cs0, int64_t cs1,    \
+            int64_t kind, int64_t p) {                                        \
+    (void)bb; (void)bk; (void)cb; (void)cm; (void)cn;                         \
+    int64_t as[3] = {asb, as0, as1}, bs[3] = {bsb, bs0, bs1},                 \
+            cs[3] = {csb, cs0, cs1};                                          \
+    matmul(site, 3, ab, am, bn, ak, a + ao, as, b + bo, bs, c + co, cs,       \
+           BF16, ACC, NULL, 0, kind, p);                                      \
+  }
+MIX_MATMUL_TRI(mixrt_matmul_tri, float, 0, 1)
+MIX_MATMUL_TRI(mixrt_matmul_tri_bf16, uint16_t, 1, 1)
+MIX_MATMUL_TRI(mixrt_matmul_tri_set, float, 0, 0)
+MIX_MATMUL_TRI(mixrt_matmul_tri_set_bf16, uint16_t, 1, 0)
+MIX_BATCH_MATMUL_TRI(mixrt_batch_matmul_tri, float, 0, 1)
+MIX_BATCH_MATMUL_TRI(mixrt_batch_matmul_tri_bf16, uint16_t, 1, 1)
+MIX_BATCH_MATMUL_TRI(mixrt_batch_matmul_tri_set, float, 0, 0)
+MIX_BATCH_MATMUL_TRI(mixrt_batch_matmul_tri_set_bf16, uint16_t, 1, 0)
 typedef struct { int64_t rank; void *descriptor; } UnrankedMemRef;
 typedef struct { char *allocated; char *aligned; int64_t offset;
                  int64_t rest[]; } Descriptor;
@@ -413,7 +707,13 @@ static void mix_parallel_worker(void *data) {
 void mix_parallel_for(void *fn, int64_t t0, int64_t t1, int64_t nargs,
                       const int64_t *args) {
   mix_parallel_job job = {fn, t0, t1, nargs, args};
+  if (!isProfiling()) {
+    GOMP_parallel(mix_parallel_worker, &job, 0, 0);
+    return;
+  }
+  double start = now();
   GOMP_parallel(mix_parallel_worker, &job, 0, 0);
+  addLoopTime(fn, now() - start);
 }
 )c";
 

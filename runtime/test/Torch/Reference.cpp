@@ -2,17 +2,20 @@
 
 #include "Reference.h"
 
+#include <algorithm>
 #include <cmath>
 
 using torch::Tensor;
 namespace F = torch::nn::functional;
+
 
 namespace mixtest {
 
 std::string Config::json() const {
   auto num = [](int64_t x) { return std::to_string(x); };
   std::string s = "{\"arch\": \"" + arch + "\", \"vocab_size\": " + num(v) +
-                  ", \"n_positions\": 16, \"n_layer\": " + num(l) +
+                  ", \"n_positions\": " + num(std::max<int64_t>(16, seq)) +
+                  ", \"n_layer\": " + num(l) +
                   ", \"d_model\": " + num(d) + ", \"n_head\": " + num(h) +
                   ", \"d_ff\": " + num(f);
   if (arch == "cmollm")

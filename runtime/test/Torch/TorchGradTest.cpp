@@ -278,6 +278,26 @@ std::vector<Config> configs() {
   bigAltUp.k = 2;
   bigAltUp.name = "altup_threaded";
   out.push_back(bigAltUp);
+  // Long enough that the attention's products skip their causal triangle
+  // in blocks of rows (mix-causal-products; from 128 rows on), with a
+  // ragged last block (200 = 3 x 64 + 8) and, for ParaScale, the prefix's
+  // offset diagonal.
+  Config causal = dense;
+  causal.l = 1;
+  causal.d = 8;
+  causal.h = 2;
+  causal.f = 8;
+  causal.seq = 200;
+  causal.name = "dense_causal_blocks";
+  out.push_back(causal);
+  Config causalPrefix = causal;
+  causalPrefix.arch = "parascale";
+  causalPrefix.p = 2;
+  causalPrefix.prefix = 5;
+  causalPrefix.seq = 130;
+  causalPrefix.batch = 1;
+  causalPrefix.name = "parascale_causal_blocks";
+  out.push_back(causalPrefix);
   return out;
 }
 

@@ -140,10 +140,18 @@ void roundMatmulOperandsToBF16(ModuleOp module);
 /// Products of bf16 operands into f32 call `<prefix>matmul_bf16` /
 /// `<prefix>batch_matmul_bf16`. With \p overwriteZeros, a product into an
 /// accumulator zero-filled just before calls the `_set` form (C = A B,
-/// `<prefix>matmul_set[_bf16]`) and the fill is dropped.
+/// `<prefix>matmul_set[_bf16]`) and the fill is dropped. With \p fuseBias,
+/// a 2-d product into an accumulator just filled with a row vector in every
+/// row (a linear layer's bias) calls `<prefix>matmul_bias[_bf16]` (C = A B
+/// + bias, oneDNN's bias argument) and the fill is dropped. With
+/// \p triangular, a product marked `mix.triangle` (mix-causal-products)
+/// calls `<prefix>[batch_]matmul_tri[_set][_bf16]`, which takes the kind
+/// and diagonal last and skips the triangle's blocks.
 void convertMatmulsToLibraryCalls(ModuleOp module,
                                   llvm::StringRef prefix = "mixrt_",
-                                  bool overwriteZeros = false);
+                                  bool overwriteZeros = false,
+                                  bool fuseBias = false,
+                                  bool triangular = false);
 
 /// Replaces each function `name` by `llvm.func @mix_<name>(!llvm.ptr)`,
 /// which reads its memref arguments (one pointer each) from an array, so the

@@ -256,10 +256,27 @@ def MixMatmulsToLibraryCallsPass
     operations without memory effects in between) calls the `_set` form
     instead, which computes C = A B, and the fill goes: one pass over C
     fewer, and the product does not read the zeros.
+
+    With `fuse-bias` (mixc's CPU target), a 2-d product whose accumulator
+    was just filled with a row vector in every row (the `linalg.generic`
+    that a linear layer's bias lowers to) calls the `_bias` form, which
+    computes C = A B + bias with the vector as oneDNN's bias argument (added
+    as the product is stored), and the broadcast goes.
+
+    With `triangular` (mixc's CPU target), a product marked `mix.triangle
+    = array<i64: kind, p>` (mix-causal-products) calls the `_tri` form
+    (`mixrt_batch_matmul_tri[_set][_bf16]`), which takes the kind and p as
+    two more arguments and computes only the blocks of rows and columns
+    outside the triangle.
   }];
   let options = [
     Option<"overwriteZeros", "overwrite-zeros", "bool", /*default=*/"false",
            "Products into zero-filled accumulators overwrite them">,
+    Option<"fuseBias", "fuse-bias", "bool", /*default=*/"false",
+           "Products into accumulators filled with a row vector take it as "
+           "their bias">,
+    Option<"triangular", "triangular", "bool", /*default=*/"false",
+           "Products marked mix.triangle skip the triangle">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",

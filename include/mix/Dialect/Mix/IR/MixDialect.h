@@ -23,6 +23,13 @@ inline constexpr llvm::StringLiteral kStreamShardsAttr = "mix.stream_shards";
 /// value there, and the result is not returned separately once the
 /// function is bufferized). @adamw's new parameters and moments.
 inline constexpr llvm::StringLiteral kUpdatesAttr = "mix.updates";
+/// On a matrix product (mix.matmul, then the linalg product it lowers to):
+/// `array<i64: kind, p>`, a triangle of the product that need not be
+/// computed (mix-causal-products). Kind 0: the left operand is zero above
+/// the diagonal p (A[i, k] = 0 for k > i + p); 1: below it (A[i, k] = 0
+/// for k < i - p); 2: the result's entries above the diagonal p are never
+/// read to any effect, and any finite value may stand there.
+inline constexpr llvm::StringLiteral kTriangleAttr = "mix.triangle";
 } // namespace mix
 } // namespace mlir
 
