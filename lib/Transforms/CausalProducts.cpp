@@ -92,6 +92,11 @@ struct Analysis {
       // A broadcast operand's rows or columns would not line up.
       return sameMatrix(v, r) ? get(facts, v) : Band();
     };
+    // The fact of either operand (the stronger where both have it).
+    auto eitherOperand = [&](const DenseMap<Value, int64_t> &facts) -> Band {
+      Band a = operandBand(facts, 0), b = operandBand(facts, 1);
+      return a && b ? std::min(*a, *b) : a ? a : b;
+    };
     if (auto mask = dyn_cast<CausalMaskOp>(op)) {
       set(negInfAbove, mask.getPrefix());
       return;
@@ -113,8 +118,7 @@ struct Analysis {
     }
     // -inf + finite, -inf - finite.
     if (isa<AddOp>(op)) {
-      Band a = operandBand(negInfAbove, 0), b = operandBand(negInfAbove, 1);
-      set(negInfAbove, a && b ? std::min(*a, *b) : a ? a : b);
+      set(negInfAbove, eitherOperand(negInfAbove));
       return;
     }
     if (isa<SubOp>(op)) {
@@ -127,8 +131,7 @@ struct Analysis {
     }
     // 0 * finite, 0 / nonzero, -0.
     if (isa<MulOp>(op)) {
-      Band a = operandBand(zeroAbove, 0), b = operandBand(zeroAbove, 1);
-      set(zeroAbove, a && b ? std::min(*a, *b) : a ? a : b);
+      set(zeroAbove, eitherOperand(zeroAbove));
       return;
     }
     if (isa<DivOp, NegOp>(op))
