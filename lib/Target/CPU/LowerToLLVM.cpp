@@ -131,6 +131,9 @@ LogicalResult mlir::mix::bufferizeForCodegen(ModuleOp module,
   if (failed(foldSumsIntoAccumulators(module)))
     return failure();
   accumulateTimer.stop();
+  TimingScope headTimer = timing.nest("attention products on the heads");
+  foldHeadTransposesIntoProducts(module);
+  headTimer.stop();
   TimingScope fuseTimer = timing.nest("fuse elementwise ops");
   if (failed(fuseElementwiseOps(module)))
     return failure();

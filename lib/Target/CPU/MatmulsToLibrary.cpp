@@ -1,9 +1,10 @@
 //===- MatmulsToLibrary.cpp - Matrix products as oneDNN matmul calls ------===//
 //
-// After bufferization, linalg.matmul and linalg.batch_matmul on f32 memrefs
-// become calls of small functions in the package's support code, which run
-// a oneDNN matmul primitive made once per call site (falling back to sgemm
-// or loops for layouts oneDNN cannot take).
+// After bufferization, linalg.matmul, linalg.batch_matmul and the
+// linalg.contract products with two batch dimensions (mix-head-products) on
+// f32 or bf16 memrefs become calls of small functions in the package's
+// support code, which run a oneDNN matmul primitive made once per call site
+// (falling back to sgemm or loops for layouts oneDNN cannot take).
 //
 //===----------------------------------------------------------------------===//
 
@@ -116,28 +117,85 @@ static linalg::GenericOp findBiasBroadcast(linalg::LinalgOp op) {
   return rowVector ? generic : nullptr;
 }
 
-template <typename OpTy>
-static void replace(ModuleOp module, OpTy op, StringRef callee, int64_t rank,
-                    int64_t &site, bool overwriteZeros, bool fuseBias,
-                    bool triangular) {
+/// The views of a `linalg.contract` over (b0, b1, m, n, k) on rank-4
+/// memrefs, in the order A (b0, b1, m, k), B (b0, b1, k, n), C (b0, b1, m,
+/// n), each a `memref.transpose` of its operand where that is permuted;
+/// empty if \p op is not such a product.
+static SmallVector<Value> getBatch2Views(linalg::ContractOp op) {
+  if (!op.hasPureBufferSemantics() || op->getNumOperands() != 3)
+    return {};
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (maps.size() != 3 || maps[0].getNumDims() != 5)
+    return {};
+  // Each loop dimension's role, from the operands that use it: batch
+  // (A, B, C), m (A, C), n (B, C), k (A, B).
+  SmallVector<unsigned> uses(5, 0);
+  for (unsigned i = 0; i < 3; ++i) {
+    if (!maps[i].isProjectedPermutation() || maps[i].getNumResults() != 4)
+      return {};
+    for (AffineExpr e : maps[i].getResults())
+      uses[cast<AffineDimExpr>(e).getPosition()] |= 1u << i;
+  }
+  SmallVector<unsigned> batch;
+  unsigned m = 5, n = 5, k = 5;
+  for (unsigned d = 0; d < 5; ++d) {
+    if (uses[d] == 0b111)
+      batch.push_back(d);
+    else if (uses[d] == 0b101)
+      m = d;
+    else if (uses[d] == 0b110)
+      n = d;
+    else if (uses[d] == 0b011)
+      k = d;
+  }
+  if (batch.size() != 2 || m == 5 || n == 5 || k == 5)
+    return {};
+  const SmallVector<unsigned> order[3] = {{batch[0], batch[1], m, k},
+                                          {batch[0], batch[1], k, n},
+                                          {batch[0], batch[1], m, n}};
+  OpBuilder b(op);
+  SmallVector<Value> views;
+  for (unsigned i = 0; i < 3; ++i) {
+    // View dimension j is the operand's dimension that loop order[i][j]
+    // indexes.
+    SmallVector<unsigned> perm;
+    for (unsigned d : order[i])
+      perm.push_back(*maps[i].getResultPosition(getAffineDimExpr(d,
+                                                                 b.getContext())));
+    Value v = op->getOperand(i);
+    if (!llvm::equal(perm, llvm::seq<unsigned>(0, 4)))
+      v = memref::TransposeOp::create(
+          b, op.getLoc(), v,
+          AffineMapAttr::get(AffineMap::getPermutationMap(perm,
+                                                          b.getContext())));
+    views.push_back(v);
+  }
+  return views;
+}
+
+/// Replaces the product \p op, on the views \p operands (A, B, C), by a
+/// call of \p callee's form for its layout.
+static bool replace(ModuleOp module, linalg::LinalgOp op, ValueRange operands,
+                    StringRef callee, int64_t rank, int64_t &site,
+                    bool overwriteZeros, bool fuseBias, bool triangular) {
   if (!op.hasPureBufferSemantics())
-    return;
+    return false;
   SmallVector<MemRefType> types;
-  for (Value v : op->getOperands()) {
+  for (Value v : operands) {
     auto type = dyn_cast<MemRefType>(v.getType());
     if (!type || type.getRank() != rank)
-      return;
+      return false;
     types.push_back(type);
   }
   // f32 x f32 -> f32, or bf16 x bf16 -> f32 (mix-bf16-matmuls).
   Type input = types[0].getElementType();
   if (!types[2].getElementType().isF32() ||
       types[1].getElementType() != input || !(input.isF32() || input.isBF16()))
-    return;
+    return false;
   // A product into a zero-filled accumulator writes C = A B instead: no
   // pass to fill it, and no read of the zeros.
   auto triangle = triangular
-                      ? op->template getAttrOfType<DenseI64ArrayAttr>(
+                      ? op->getAttrOfType<DenseI64ArrayAttr>(
                             kTriangleAttr)
                       : DenseI64ArrayAttr();
   if (triangle && triangle.size() != 2)
@@ -157,15 +215,15 @@ static void replace(ModuleOp module, OpTy op, StringRef callee, int64_t rank,
   OpBuilder b(op);
   SmallVector<Value> args{arith::ConstantIntOp::create(b, op.getLoc(), site++,
                                                        /*width=*/64)};
-  SmallVector<Value> operands(op->getOperands());
+  SmallVector<Value> views(operands);
   if (form == "_bias")
-    operands.push_back(initializer->getOperand(0));
-  for (Value v : operands) {
+    views.push_back(initializer->getOperand(0));
+  for (Value v : views) {
     auto meta = memref::ExtractStridedMetadataOp::create(b, op.getLoc(), v);
     args.push_back(meta.getBaseBuffer());
     args.push_back(meta.getOffset());
     // The bias: its length and stride only.
-    if (v == operands.back() && form == "_bias") {
+    if (v == views.back() && form == "_bias") {
       args.push_back(meta.getSizes().back());
       args.push_back(meta.getStrides().back());
       continue;
@@ -180,6 +238,7 @@ static void replace(ModuleOp module, OpTy op, StringRef callee, int64_t rank,
   op.erase();
   if (initializer)
     initializer->erase();
+  return true;
 }
 
 void mlir::mix::convertMatmulsToLibraryCalls(ModuleOp module, StringRef prefix,
@@ -187,15 +246,30 @@ void mlir::mix::convertMatmulsToLibraryCalls(ModuleOp module, StringRef prefix,
                                              bool fuseBias, bool triangular) {
   SmallVector<linalg::MatmulOp> matmuls;
   SmallVector<linalg::BatchMatmulOp> batched;
+  SmallVector<linalg::ContractOp> contracts;
   module.walk([&](linalg::MatmulOp op) { matmuls.push_back(op); });
   module.walk([&](linalg::BatchMatmulOp op) { batched.push_back(op); });
+  module.walk([&](linalg::ContractOp op) { contracts.push_back(op); });
   int64_t site = 0;
   for (linalg::MatmulOp op : matmuls)
-    replace(module, op, (prefix + "matmul").str(), 2, site, overwriteZeros,
-            fuseBias, triangular);
-  for (linalg::BatchMatmulOp op : batched)
-    replace(module, op, (prefix + "batch_matmul").str(), 3, site,
+    replace(module, op, op->getOperands(), (prefix + "matmul").str(), 2, site,
             overwriteZeros, fuseBias, triangular);
+  for (linalg::BatchMatmulOp op : batched)
+    replace(module, op, op->getOperands(), (prefix + "batch_matmul").str(), 3,
+            site, overwriteZeros, fuseBias, triangular);
+  // Two batch dimensions (mix-head-products).
+  for (linalg::ContractOp op : contracts) {
+    SmallVector<Value> views = getBatch2Views(op);
+    if (views.empty())
+      continue;
+    if (replace(module, op, views, (prefix + "batch2_matmul").str(), 4, site,
+                overwriteZeros, fuseBias, triangular))
+      continue;
+    // The views made for a product that stays are dead.
+    for (Value v : views)
+      if (v.use_empty() && v.getDefiningOp<memref::TransposeOp>())
+        v.getDefiningOp()->erase();
+  }
 }
 
 namespace {

@@ -84,6 +84,22 @@ static void gemm(const float *a, int64_t as0, int64_t as1, const float *b,
     }
 }
 
+/* A product's operands: A (b0, b1, m, k), B (b0, b1, k, n) and
+   C (b0, b1, m, n) as views of rank 2 (b0 = b1 = 1), 3 (b0 = 1) or 4 (two
+   batch dimensions: the attention's batch and heads, read in place from
+   the (batch, sequence, heads, head size) layout by mix-head-products);
+   strides in the order b0, b1, row, column. */
+typedef struct {
+  int64_t rank, b0, b1, m, n, k;
+  int64_t as[4], bs[4], cs[4];
+} Shape;
+/* What a site's primitive was made for (compared whole, with memcmp: no
+   padding). */
+typedef struct {
+  Shape shape;
+  int64_t bf16, accumulate, biasStride, kind;
+} Key;
+
 /* Each call site of a matrix product keeps a oneDNN matmul primitive,
    created on its first call for the site's (static) sizes and strides,
    with a sum post-op: C += A B. Where oneDNN has no primitive for a layout,
@@ -94,7 +110,7 @@ typedef struct Site {
      without a bf16 primitive: 3: widened to f32 for an f32 primitive,
      4: widened for sgemm or loops; 5: blocks of rows (matmulTriangle). */
   int state;
-  int64_t key[22];
+  Key key;
   dnnl_primitive_t primitive;
   dnnl_memory_t memory[4]; /* A, B, C, bias */
   /* A product that skips a triangle (state 5): one site a block of rows. */
@@ -124,10 +140,11 @@ static Site *getSite(int64_t id) {
   return &sites[id];
 }
 
-/* dims and strides of A (batch, m, k), B (batch, k, n), C (batch, m, n). */
-static int createPrimitive(Site *s, int rank, const int64_t *dims,
-                           const int64_t *strides, dnnl_data_type_t input,
-                           int accumulate, int64_t biasStride) {
+/* A primitive for the shape, with A and B of type `input` and strides
+   `strides` (A's, B's, C's: 4 each), or the shape's own when null. */
+static int createPrimitive(Site *s, const Shape *x, const int64_t *strides,
+                           dnnl_data_type_t input, int accumulate,
+                           int64_t biasStride) {
   if (!engine) {
     if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
       return 0;
@@ -135,12 +152,17 @@ static int createPrimitive(Site *s, int rank, const int64_t *dims,
         dnnl_success)
       return 0;
   }
+  const int64_t dims[3][4] = {{x->b0, x->b1, x->m, x->k},
+                              {x->b0, x->b1, x->k, x->n},
+                              {x->b0, x->b1, x->m, x->n}};
+  const int64_t *own[3] = {x->as, x->bs, x->cs};
+  int rank = (int)x->rank;
   dnnl_memory_desc_t md[4];
   for (int i = 0; i < 3; ++i) {
     dnnl_dims_t d, st;
     for (int j = 0; j < rank; ++j) {
-      d[j] = dims[i * 3 + 3 - rank + j];
-      st[j] = strides[i * 3 + 3 - rank + j];
+      d[j] = dims[i][4 - rank + j];
+      st[j] = strides ? strides[i * 4 + 4 - rank + j] : own[i][4 - rank + j];
     }
     if (dnnl_memory_desc_init_by_strides(&md[i], rank, d,
                                          i < 2 ? input : dnnl_f32, st) !=
@@ -149,7 +171,7 @@ static int createPrimitive(Site *s, int rank, const int64_t *dims,
   }
   /* The bias, a row vector (1 x n) added to every row of C. */
   if (biasStride) {
-    dnnl_dims_t d = {1, dims[8]}, st = {dims[8] * biasStride, biasStride};
+    dnnl_dims_t d = {1, x->n}, st = {x->n * biasStride, biasStride};
     if (rank != 2 || dnnl_memory_desc_init_by_strides(&md[3], 2, d, dnnl_f32,
                                                       st) != dnnl_success)
       return 0;
@@ -188,6 +210,22 @@ static int bySeconds(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? 1 : x > y ? -1 : 0;
 }
+/* The multiply-adds of a site's calls, times 2. */
+static double siteFlops(const Site *s) {
+  const Shape *x = &s->key.shape;
+  return 2.0 * (double)s->calls * (double)(x->b0 * x->b1) * (double)x->m *
+         (double)x->n * (double)x->k;
+}
+/* A view's strides, batch strides first (rank 3: 0 for a broadcast). */
+static void formatStrides(char *out, size_t size, int64_t rank,
+                          const int64_t *st) {
+  if (rank == 4)
+    snprintf(out, size, "%lld,%lld,%lld,%lld", (long long)st[0],
+             (long long)st[1], (long long)st[2], (long long)st[3]);
+  else
+    snprintf(out, size, "%lld,%lld,%lld", (long long)st[1], (long long)st[2],
+             (long long)st[3]);
+}
 /* The MIXRT_PROFILE report: the products by site, slowest first, with
    their shapes ([batch x] m x n x k) and strides, then the threaded loop
    nests by function. */
@@ -198,13 +236,12 @@ static void printProfile(void) {
   for (int64_t i = 0; i < numSites; ++i)
     if (sites[i].calls) {
       total += sites[i].seconds;
-      flops += 2.0 * sites[i].calls * sites[i].key[0] * sites[i].key[1] *
-               sites[i].key[5] * sites[i].key[2];
+      flops += siteFlops(&sites[i]);
       ++used;
     }
   fprintf(stderr,
           "mixrt profile: %lld product sites, %.3f s, %.1f GFLOP/s\n"
-          "  %5s %6s %9s %7s  %-20s %-18s %-18s %s\n",
+          "  %5s %6s %9s %7s  %-20s %-22s %-22s %s\n",
           (long long)used, total, total > 0 ? flops / total * 1e-9 : 0.0,
           "site", "calls", "seconds", "GFLOP/s", "batch,m,n,k", "A strides",
           "B strides", "C=");
@@ -221,19 +258,24 @@ static void printProfile(void) {
     qsort(order, (size_t)n, 2 * sizeof(double), bySeconds);
   for (int64_t r = 0; order && r < n; ++r) {
     const Site *s = &sites[(int64_t)order[2 * r + 1]];
-    const int64_t *k = s->key;
-    char shape[64], sa[48], sb[48];
-    snprintf(shape, sizeof shape, "%lld,%lld,%lld,%lld", (long long)k[0],
-             (long long)k[1], (long long)k[5], (long long)k[2]);
-    snprintf(sa, sizeof sa, "%lld,%lld,%lld", (long long)k[9],
-             (long long)k[10], (long long)k[11]);
-    snprintf(sb, sizeof sb, "%lld,%lld,%lld", (long long)k[12],
-             (long long)k[13], (long long)k[14]);
-    double f = 2.0 * s->calls * k[0] * k[1] * k[5] * k[2];
-    fprintf(stderr, "  %5lld %6lld %9.4f %7.1f  %-20s %-18s %-18s %s%s\n",
+    const Shape *x = &s->key.shape;
+    char shape[64], batch[32], sa[64], sb[64];
+    if (x->rank == 4)
+      snprintf(batch, sizeof batch, "%lldx%lld", (long long)x->b0,
+               (long long)x->b1);
+    else
+      snprintf(batch, sizeof batch, "%lld", (long long)x->b1);
+    snprintf(shape, sizeof shape, "%s,%lld,%lld,%lld", batch,
+             (long long)x->m, (long long)x->n, (long long)x->k);
+    formatStrides(sa, sizeof sa, x->rank, x->as);
+    formatStrides(sb, sizeof sb, x->rank, x->bs);
+    double f = siteFlops(s);
+    fprintf(stderr, "  %5lld %6lld %9.4f %7.1f  %-20s %-22s %-22s %s%s\n",
             (long long)order[2 * r + 1], (long long)s->calls, s->seconds,
             s->seconds > 0 ? f / s->seconds * 1e-9 : 0.0, shape, sa, sb,
-            k[19] ? "C+AB" : k[20] ? "AB+bias" : "AB",
+            s->key.accumulate   ? "C+AB"
+            : s->key.biasStride ? "AB+bias"
+                                : "AB",
             s->state == 1   ? ""
             : s->state == 5 ? " (triangle skipped)"
                             : " (fallback)");
@@ -321,8 +363,8 @@ extern int omp_get_thread_num(void);
 extern int omp_get_num_threads(void);
 typedef struct {
   const uint16_t *x;
-  const int64_t *xs;
-  int64_t rows, cols, total; /* total = batch * rows */
+  const int64_t *xs;           /* b0, b1, row and column strides */
+  int64_t b1, rows, cols, total; /* total = b0 * b1 * rows */
   float *out;
 } WidenJob;
 static void widenRows(void *data) {
@@ -330,103 +372,116 @@ static void widenRows(void *data) {
   int64_t t = omp_get_thread_num(), threads = omp_get_num_threads();
   int64_t lo = j->total * t / threads, hi = j->total * (t + 1) / threads;
   for (int64_t r = lo; r < hi; ++r) {
-    const uint16_t *row =
-        j->x + (r / j->rows) * j->xs[0] + (r % j->rows) * j->xs[1];
+    int64_t i = r / j->rows;
+    const uint16_t *row = j->x + (i / j->b1) * j->xs[0] +
+                          (i % j->b1) * j->xs[1] + (r % j->rows) * j->xs[2];
     float *out = j->out + r * j->cols;
     for (int64_t c = 0; c < j->cols; ++c) {
-      uint32_t bits = (uint32_t)row[c * j->xs[2]] << 16;
+      uint32_t bits = (uint32_t)row[c * j->xs[3]] << 16;
       memcpy(out + c, &bits, sizeof bits);
     }
   }
 }
-/* A (batch, rows, cols) view of bf16 values as a new packed f32 array
+/* A (b0, b1, rows, cols) view of bf16 values as a new packed f32 array
    (bf16 is the high half of an f32: widening is exact), rows split over
    the OpenMP team. */
-static float *widen(const uint16_t *x, const int64_t *xs, int64_t batch,
-                    int64_t rows, int64_t cols) {
-  float *w = (float *)malloc((size_t)(batch * rows * cols) * sizeof(float));
+static float *widen(const uint16_t *x, const int64_t *xs, int64_t b0,
+                    int64_t b1, int64_t rows, int64_t cols) {
+  int64_t total = b0 * b1 * rows;
+  float *w = (float *)malloc((size_t)(total * cols) * sizeof(float));
   if (!w)
     return NULL;
-  WidenJob job = {x, xs, rows, cols, batch * rows, w};
+  WidenJob job = {x, xs, b1, rows, cols, total, w};
   /* As for the loop nests (kMinParallelWork): small ones on one thread. */
-  GOMP_parallel(widenRows, &job, batch * rows * cols < 16384 ? 1 : 0, 0);
+  GOMP_parallel(widenRows, &job, total * cols < 16384 ? 1 : 0, 0);
   return w;
 }
-/* C = 0, or the bias in every row, for a (batch, m, n) view, before a
+/* C = 0, or the bias in every row, for a (b0, b1, m, n) view, before a
    fallback that accumulates. */
-static void zero(float *c, const int64_t *cs, int64_t batch, int64_t m,
-                 int64_t n, const float *bias, int64_t biasStride) {
-  if (!bias && cs[2] == 1) {
-    for (int64_t i = 0; i < batch; ++i)
-      for (int64_t r = 0; r < m; ++r)
-        memset(c + i * cs[0] + r * cs[1], 0, (size_t)n * sizeof(float));
-    return;
-  }
-  for (int64_t i = 0; i < batch; ++i)
-    for (int64_t r = 0; r < m; ++r)
-      for (int64_t j = 0; j < n; ++j)
-        c[i * cs[0] + r * cs[1] + j * cs[2]] =
-            bias ? bias[j * biasStride] : 0.0f;
+static void zero(float *c, const int64_t *cs, int64_t b0, int64_t b1,
+                 int64_t m, int64_t n, const float *bias, int64_t biasStride) {
+  for (int64_t i0 = 0; i0 < b0; ++i0)
+    for (int64_t i1 = 0; i1 < b1; ++i1)
+      for (int64_t r = 0; r < m; ++r) {
+        float *row = c + i0 * cs[0] + i1 * cs[1] + r * cs[2];
+        if (!bias && cs[3] == 1) {
+          memset(row, 0, (size_t)n * sizeof(float));
+          continue;
+        }
+        for (int64_t j = 0; j < n; ++j)
+          row[j * cs[3]] = bias ? bias[j * biasStride] : 0.0f;
+      }
+}
+/* C += A B for every batch index, through sgemm or loops. */
+static void gemmEach(const Shape *x, const float *a, const int64_t *as,
+                     const float *b, const int64_t *bs, float *c) {
+  const int64_t *cs = x->cs;
+  for (int64_t i0 = 0; i0 < x->b0; ++i0)
+    for (int64_t i1 = 0; i1 < x->b1; ++i1)
+      gemm(a + i0 * as[0] + i1 * as[1], as[2], as[3],
+           b + i0 * bs[0] + i1 * bs[1], bs[2], bs[3],
+           c + i0 * cs[0] + i1 * cs[1], cs[2], cs[3], x->m, x->n, x->k);
 }
 /* C += A B, or C = A B when `accumulate` is 0 (plus the bias in every row
-   when `bias` is not null), with A (batch, m, k), B (batch, k, n),
-   C (batch, m, n), each as base pointer, offset and strides (batch stride
-   first); A and B hold f32, or bf16 when `bf16` is set (C is f32 either
-   way). */
-static void matmulAt(Site *s, int rank, int64_t batch, int64_t m, int64_t n,
-                     int64_t k, void *a, const int64_t *as, void *b,
-                     const int64_t *bs, float *c, const int64_t *cs, int bf16,
-                     int accumulate, const float *bias, int64_t biasStride) {
-  if (batch == 0 || m == 0 || n == 0)
+   when `bias` is not null), for the shape `x` (A and B hold f32, or bf16
+   when `bf16` is set; C is f32 either way). */
+static void matmulAt(Site *s, const Shape *x, void *a, void *b, float *c,
+                     int bf16, int accumulate, const float *bias,
+                     int64_t biasStride) {
+  int64_t b0 = x->b0, b1 = x->b1, m = x->m, n = x->n, k = x->k;
+  if (b0 == 0 || b1 == 0 || m == 0 || n == 0)
     return;
   if (!bias)
     biasStride = 0;
   else if (biasStride == 0) {
     /* A broadcast scalar: no oneDNN bias (its stride would be 0). */
-    zero(c, cs, batch, m, n, bias, 0);
+    zero(c, x->cs, b0, b1, m, n, bias, 0);
     bias = NULL;
     accumulate = 1;
   }
   if (k == 0) {
     if (!accumulate)
-      zero(c, cs, batch, m, n, bias, biasStride);
+      zero(c, x->cs, b0, b1, m, n, bias, biasStride);
     return;
   }
-  int64_t key[22] = {batch, m,     k,     batch, k,     n,     batch,
-                     m,     n,     as[0], as[1], as[2], bs[0], bs[1],
-                     bs[2], cs[0], cs[1], cs[2], bf16,  accumulate,
-                     biasStride, 0};
+  Key key;
+  memset(&key, 0, sizeof key);
+  key.shape = *x;
+  key.bf16 = bf16;
+  key.accumulate = accumulate;
+  key.biasStride = biasStride;
+  key.kind = -1;
   /* The strides of widened (packed) A and B, and C's own. */
-  int64_t pas[3] = {m * k, k, 1}, pbs[3] = {k * n, n, 1};
+  int64_t packed[12] = {b1 * m * k, m * k, k, 1, b1 * k * n, k * n,
+                        n,          1,     x->cs[0], x->cs[1], x->cs[2],
+                        x->cs[3]};
   if (s && s->state == 0) {
-    memcpy(s->key, key, sizeof key);
+    s->key = key;
     /* MIXRT_MATMUL=sgemm skips the primitives, for comparisons. */
     const char *choice = getenv("MIXRT_MATMUL");
     int sgemm = choice && strcmp(choice, "sgemm") == 0;
     if (!bf16)
-      s->state = !sgemm && createPrimitive(s, rank, key, key + 9, dnnl_f32,
-                                           accumulate, biasStride)
+      s->state = !sgemm && createPrimitive(s, x, NULL, dnnl_f32, accumulate,
+                                           biasStride)
                      ? 1 : 2;
-    else if (!sgemm && createPrimitive(s, rank, key, key + 9, dnnl_bf16,
-                                       accumulate, biasStride))
+    else if (!sgemm && createPrimitive(s, x, NULL, dnnl_bf16, accumulate,
+                                       biasStride))
       s->state = 1;
     else {
       /* No bf16 matmul here (oneDNN has one with AVX-512 BF16 or AMX):
          the operands are widened to f32, which computes the same
          products (a product of two bf16 values is exact in f32). */
-      int64_t packed[9] = {pas[0], pas[1], pas[2], pbs[0], pbs[1],
-                           pbs[2], cs[0],  cs[1],  cs[2]};
-      s->state = !sgemm && createPrimitive(s, rank, key, packed, dnnl_f32,
-                                           accumulate, biasStride)
+      s->state = !sgemm && createPrimitive(s, x, packed, dnnl_f32, accumulate,
+                                           biasStride)
                      ? 3 : 4;
     }
   }
-  int same = s && memcmp(s->key, key, sizeof key) == 0;
+  int same = s && memcmp(&s->key, &key, sizeof key) == 0;
   if (same && s->state == 1 && execute(s, a, b, c, bias))
     return;
   if (bf16) {
-    float *wa = widen((const uint16_t *)a, as, batch, m, k);
-    float *wb = widen((const uint16_t *)b, bs, batch, k, n);
+    float *wa = widen((const uint16_t *)a, x->as, b0, b1, m, k);
+    float *wb = widen((const uint16_t *)b, x->bs, b0, b1, k, n);
     if (!wa || !wb) {
       free(wa);
       free(wb);
@@ -434,20 +489,16 @@ static void matmulAt(Site *s, int rank, int64_t batch, int64_t m, int64_t n,
     }
     if (!(same && s->state == 3 && execute(s, wa, wb, c, bias))) {
       if (!accumulate)
-        zero(c, cs, batch, m, n, bias, biasStride);
-      for (int64_t i = 0; i < batch; ++i)
-        gemm(wa + i * pas[0], pas[1], pas[2], wb + i * pbs[0], pbs[1], pbs[2],
-             c + i * cs[0], cs[1], cs[2], m, n, k);
+        zero(c, x->cs, b0, b1, m, n, bias, biasStride);
+      gemmEach(x, wa, packed, wb, packed + 4, c);
     }
     free(wa);
     free(wb);
     return;
   }
   if (!accumulate)
-    zero(c, cs, batch, m, n, bias, biasStride);
-  for (int64_t i = 0; i < batch; ++i)
-    gemm((float *)a + i * as[0], as[1], as[2], (float *)b + i * bs[0], bs[1],
-         bs[2], c + i * cs[0], cs[1], cs[2], m, n, k);
+    zero(c, x->cs, b0, b1, m, n, bias, biasStride);
+  gemmEach(x, (const float *)a, x->as, (const float *)b, x->bs, c);
 }
 /* The mix.triangle kinds (mix-causal-products): A[i, k] = 0 for k > i + p
    (0) or for k < i - p (1); C[i, j] for j > i + p not needed (2). */
@@ -456,33 +507,32 @@ enum { kLhsLower = 0, kLhsUpper = 1, kResultLower = 2 };
    8 blocks), each block a product of its own over the contraction range
    (kinds 0 and 1) or the columns (kind 2) the triangle leaves; a skipped
    part of C is zeroed when the product overwrites C. */
-static void matmulTriangle(Site *s, int rank, int64_t batch, int64_t m,
-                           int64_t n, int64_t k, char *a, const int64_t *as,
-                           char *b, const int64_t *bs, float *c,
-                           const int64_t *cs, int bf16, int accumulate,
-                           int64_t kind, int64_t p) {
+static void matmulTriangle(Site *s, const Shape *x, char *a, char *b,
+                           float *c, int bf16, int accumulate, int64_t kind,
+                           int64_t p) {
+  int64_t m = x->m, n = x->n, k = x->k;
   int64_t rows = (m + 7) / 8 > 64 ? (m + 7) / 8 : 64;
   int64_t blocks = (m + rows - 1) / rows;
   if (!s || blocks < 2 || kind < kLhsLower || kind > kResultLower) {
-    matmulAt(s, rank, batch, m, n, k, a, as, b, bs, c, cs, bf16, accumulate,
-             NULL, 0);
+    matmulAt(s, x, a, b, c, bf16, accumulate, NULL, 0);
     return;
   }
   if (s->state == 0) {
     s->blocks = (Site *)calloc((size_t)blocks, sizeof(Site));
     if (!s->blocks) {
-      matmulAt(NULL, rank, batch, m, n, k, a, as, b, bs, c, cs, bf16,
-               accumulate, NULL, 0);
+      matmulAt(NULL, x, a, b, c, bf16, accumulate, NULL, 0);
       return;
     }
     s->numBlocks = blocks;
     s->state = 5;
-    int64_t key[22] = {batch, m, k, batch, k, n, batch, m, n, as[0], as[1],
-                       as[2], bs[0], bs[1], bs[2], cs[0], cs[1], cs[2], bf16,
-                       accumulate, 0, kind};
-    memcpy(s->key, key, sizeof key);
+    memset(&s->key, 0, sizeof s->key);
+    s->key.shape = *x;
+    s->key.bf16 = bf16;
+    s->key.accumulate = accumulate;
+    s->key.kind = kind;
   }
   size_t size = bf16 ? 2 : 4;
+  const int64_t *cs = x->cs;
   for (int64_t r = 0; r < blocks && r < s->numBlocks; ++r) {
     int64_t r0 = r * rows, r1 = r0 + rows < m ? r0 + rows : m;
     int64_t k0 = 0, k1 = k, n1 = n;
@@ -492,26 +542,28 @@ static void matmulTriangle(Site *s, int rank, int64_t batch, int64_t m,
       k0 = r0 - p > 0 ? r0 - p : 0;
     else
       n1 = r1 + p < n ? r1 + p : n;
-    float *cr = c + r0 * cs[1];
+    float *cr = c + r0 * cs[2];
     if (!accumulate && n1 < n)
-      zero(cr + n1 * cs[2], cs, batch, r1 - r0, n - n1, NULL, 0);
+      zero(cr + n1 * cs[3], cs, x->b0, x->b1, r1 - r0, n - n1, NULL, 0);
     if (k1 <= k0 || n1 <= 0) {
       if (!accumulate)
-        zero(cr, cs, batch, r1 - r0, n1 > 0 ? n1 : 0, NULL, 0);
+        zero(cr, cs, x->b0, x->b1, r1 - r0, n1 > 0 ? n1 : 0, NULL, 0);
       continue;
     }
-    matmulAt(&s->blocks[r], rank, batch, r1 - r0, n1, k1 - k0,
-             a + (size_t)(r0 * as[1] + k0 * as[2]) * size, as,
-             b + (size_t)(k0 * bs[1]) * size, bs, cr, cs, bf16, accumulate,
-             NULL, 0);
+    Shape block = *x;
+    block.m = r1 - r0;
+    block.n = n1;
+    block.k = k1 - k0;
+    matmulAt(&s->blocks[r], &block,
+             a + (size_t)(r0 * x->as[2] + k0 * x->as[3]) * size,
+             b + (size_t)(k0 * x->bs[2]) * size, cr, bf16, accumulate, NULL,
+             0);
   }
 }
 
-static void matmul(int64_t id, int rank, int64_t batch, int64_t m, int64_t n,
-                   int64_t k, void *a, const int64_t *as, void *b,
-                   const int64_t *bs, float *c, const int64_t *cs, int bf16,
-                   int accumulate, const float *bias, int64_t biasStride,
-                   int64_t kind, int64_t p) {
+static void matmul(int64_t id, const Shape *x, void *a, void *b, float *c,
+                   int bf16, int accumulate, const float *bias,
+                   int64_t biasStride, int64_t kind, int64_t p) {
   /* MIXRT_TRIANGLES=0 computes the whole products, for comparisons. */
   static int triangles = -1;
   if (triangles < 0) {
@@ -521,101 +573,85 @@ static void matmul(int64_t id, int rank, int64_t batch, int64_t m, int64_t n,
   double start = isProfiling() ? now() : 0;
   Site *s = getSite(id);
   if (kind >= 0 && triangles)
-    matmulTriangle(s, rank, batch, m, n, k, (char *)a, as, (char *)b, bs, c,
-                   cs, bf16, accumulate, kind, p);
+    matmulTriangle(s, x, (char *)a, (char *)b, c, bf16, accumulate, kind, p);
   else
-    matmulAt(s, rank, batch, m, n, k, a, as, b, bs, c, cs, bf16, accumulate,
-             bias, biasStride);
+    matmulAt(s, x, a, b, c, bf16, accumulate, bias, biasStride);
   if (isProfiling() && s) {
     ++s->calls;
     s->seconds += now() - start;
   }
 }
-/* Each operand comes as base pointer, offset, sizes, strides; `site`
-   numbers the call site. The _bf16 forms take A and B as bf16. */
-#define MIX_MATMUL(NAME, T, BF16, ACC)                                        \
-  void NAME(int64_t site, T *a, int64_t ao, int64_t am, int64_t ak,           \
-            int64_t as0, int64_t as1, T *b, int64_t bo, int64_t bk,           \
-            int64_t bn, int64_t bs0, int64_t bs1, float *c, int64_t co,       \
-            int64_t cm, int64_t cn, int64_t cs0, int64_t cs1) {               \
-    (void)bk; (void)cm; (void)cn;                                             \
-    int64_t as[3] = {0, as0, as1}, bs[3] = {0, bs0, bs1},                     \
-            cs[3] = {0, cs0, cs1};                                            \
-    matmul(site, 2, 1, am, bn, ak, a + ao, as, b + bo, bs, c + co, cs, BF16,  \
-           ACC, NULL, 0, -1, 0);                                              \
+/* The entry points. Each operand comes as base pointer, offset, sizes and
+   strides; `site` numbers the call site. The _set forms overwrite C (the
+   compiler dropped a zero fill: mix-matmuls-to-library-calls), the others
+   accumulate into it; the _bf16 forms take A and B as bf16. */
+#define MIX_OPERANDS_2(T)                                                     \
+  int64_t site, T *a, int64_t ao, int64_t am, int64_t ak, int64_t as0,        \
+      int64_t as1, T *b, int64_t bo, int64_t bk, int64_t bn, int64_t bs0,     \
+      int64_t bs1, float *c, int64_t co, int64_t cm, int64_t cn, int64_t cs0, \
+      int64_t cs1
+#define MIX_SHAPE_2                                                           \
+  (void)bk; (void)cm; (void)cn;                                               \
+  Shape x = {2, 1, 1, am, bn, ak, {0, 0, as0, as1}, {0, 0, bs0, bs1},         \
+             {0, 0, cs0, cs1}};
+#define MIX_OPERANDS_3(T)                                                     \
+  int64_t site, T *a, int64_t ao, int64_t ab, int64_t am, int64_t ak,         \
+      int64_t asb, int64_t as0, int64_t as1, T *b, int64_t bo, int64_t bb,    \
+      int64_t bk, int64_t bn, int64_t bsb, int64_t bs0, int64_t bs1,          \
+      float *c, int64_t co, int64_t cb, int64_t cm, int64_t cn, int64_t csb,  \
+      int64_t cs0, int64_t cs1
+#define MIX_SHAPE_3                                                           \
+  (void)bb; (void)bk; (void)cb; (void)cm; (void)cn;                           \
+  Shape x = {3, 1, ab, am, bn, ak, {0, asb, as0, as1}, {0, bsb, bs0, bs1},    \
+             {0, csb, cs0, cs1}};
+#define MIX_OPERANDS_4(T)                                                     \
+  int64_t site, T *a, int64_t ao, int64_t ab0, int64_t ab1, int64_t am,       \
+      int64_t ak, int64_t asb0, int64_t asb1, int64_t as0, int64_t as1, T *b, \
+      int64_t bo, int64_t bb0, int64_t bb1, int64_t bk, int64_t bn,           \
+      int64_t bsb0, int64_t bsb1, int64_t bs0, int64_t bs1, float *c,         \
+      int64_t co, int64_t cb0, int64_t cb1, int64_t cm, int64_t cn,           \
+      int64_t csb0, int64_t csb1, int64_t cs0, int64_t cs1
+#define MIX_SHAPE_4                                                           \
+  (void)bb0; (void)bb1; (void)bk; (void)cb0; (void)cb1; (void)cm; (void)cn;   \
+  Shape x = {4, ab0, ab1, am, bn, ak, {asb0, asb1, as0, as1},                 \
+             {bsb0, bsb1, bs0, bs1}, {csb0, csb1, cs0, cs1}};
+#define MIX_MATMUL(NAME, R, T, BF16, ACC)                                     \
+  void NAME(MIX_OPERANDS_##R(T)) {                                            \
+    MIX_SHAPE_##R                                                             \
+    matmul(site, &x, a + ao, b + bo, c + co, BF16, ACC, NULL, 0, -1, 0);      \
   }
 /* C = A B + bias, the bias (base pointer, offset, length, stride) added to
    every row. */
 #define MIX_MATMUL_BIAS(NAME, T, BF16)                                        \
-  void NAME(int64_t site, T *a, int64_t ao, int64_t am, int64_t ak,           \
-            int64_t as0, int64_t as1, T *b, int64_t bo, int64_t bk,           \
-            int64_t bn, int64_t bs0, int64_t bs1, float *c, int64_t co,       \
-            int64_t cm, int64_t cn, int64_t cs0, int64_t cs1, float *bias,    \
-            int64_t biaso, int64_t biasn, int64_t biass) {                    \
-    (void)bk; (void)cm; (void)cn; (void)biasn;                                \
-    int64_t as[3] = {0, as0, as1}, bs[3] = {0, bs0, bs1},                     \
-            cs[3] = {0, cs0, cs1};                                            \
-    matmul(site, 2, 1, am, bn, ak, a + ao, as, b + bo, bs, c + co, cs, BF16,  \
-           0, bias + biaso, biass, -1, 0);                                    \
+  void NAME(MIX_OPERANDS_2(T), float *bias, int64_t biaso, int64_t biasn,     \
+            int64_t biass) {                                                  \
+    MIX_SHAPE_2                                                               \
+    (void)biasn;                                                              \
+    matmul(site, &x, a + ao, b + bo, c + co, BF16, 0, bias + biaso, biass,    \
+           -1, 0);                                                            \
   }
-#define MIX_BATCH_MATMUL(NAME, T, BF16, ACC)                                  \
-  void NAME(int64_t site, T *a, int64_t ao, int64_t ab, int64_t am,           \
-            int64_t ak, int64_t asb, int64_t as0, int64_t as1, T *b,          \
-            int64_t bo, int64_t bb, int64_t bk, int64_t bn, int64_t bsb,      \
-            int64_t bs0, int64_t bs1, float *c, int64_t co, int64_t cb,       \
-            int64_t cm, int64_t cn, int64_t csb, int64_t cs0, int64_t cs1) {  \
-    (void)bb; (void)bk; (void)cb; (void)cm; (void)cn;                         \
-    int64_t as[3] = {asb, as0, as1}, bs[3] = {bsb, bs0, bs1},                 \
-            cs[3] = {csb, cs0, cs1};                                          \
-    matmul(site, 3, ab, am, bn, ak, a + ao, as, b + bo, bs, c + co, cs,       \
-           BF16, ACC, NULL, 0, -1, 0);                                        \
+/* The _tri forms (mix.triangle): the kind and diagonal p come last. */
+#define MIX_MATMUL_TRI(NAME, R, T, BF16, ACC)                                 \
+  void NAME(MIX_OPERANDS_##R(T), int64_t kind, int64_t p) {                   \
+    MIX_SHAPE_##R                                                             \
+    matmul(site, &x, a + ao, b + bo, c + co, BF16, ACC, NULL, 0, kind, p);    \
   }
-MIX_MATMUL(mixrt_matmul, float, 0, 1)
-MIX_MATMUL(mixrt_matmul_bf16, uint16_t, 1, 1)
-MIX_BATCH_MATMUL(mixrt_batch_matmul, float, 0, 1)
-MIX_BATCH_MATMUL(mixrt_batch_matmul_bf16, uint16_t, 1, 1)
-/* C = A B: products whose accumulator was a zero fill, which the compiler
-   drops (mix-matmuls-to-library-calls). */
-MIX_MATMUL(mixrt_matmul_set, float, 0, 0)
-MIX_MATMUL(mixrt_matmul_set_bf16, uint16_t, 1, 0)
-MIX_BATCH_MATMUL(mixrt_batch_matmul_set, float, 0, 0)
-MIX_BATCH_MATMUL(mixrt_batch_matmul_set_bf16, uint16_t, 1, 0)
+/* Every form for one rank: matmul (2), batch_matmul (3), batch2_matmul (4:
+   two batch dimensions). */
+#define MIX_MATMULS(PREFIX, R)                                                \
+  MIX_MATMUL(PREFIX, R, float, 0, 1)                                          \
+  MIX_MATMUL(PREFIX##_bf16, R, uint16_t, 1, 1)                                \
+  MIX_MATMUL(PREFIX##_set, R, float, 0, 0)                                    \
+  MIX_MATMUL(PREFIX##_set_bf16, R, uint16_t, 1, 0)                            \
+  MIX_MATMUL_TRI(PREFIX##_tri, R, float, 0, 1)                                \
+  MIX_MATMUL_TRI(PREFIX##_tri_bf16, R, uint16_t, 1, 1)                        \
+  MIX_MATMUL_TRI(PREFIX##_tri_set, R, float, 0, 0)                            \
+  MIX_MATMUL_TRI(PREFIX##_tri_set_bf16, R, uint16_t, 1, 0)
+MIX_MATMULS(mixrt_matmul, 2)
+MIX_MATMULS(mixrt_batch_matmul, 3)
+MIX_MATMULS(mixrt_batch2_matmul, 4)
 MIX_MATMUL_BIAS(mixrt_matmul_bias, float, 0)
 MIX_MATMUL_BIAS(mixrt_matmul_bias_bf16, uint16_t, 1)
-/* The _tri forms (mix.triangle): the kind and diagonal p come last. */
-#define MIX_MATMUL_TRI(NAME, T, BF16, ACC)                                    \
-  void NAME(int64_t site, T *a, int64_t ao, int64_t am, int64_t ak,           \
-            int64_t as0, int64_t as1, T *b, int64_t bo, int64_t bk,           \
-            int64_t bn, int64_t bs0, int64_t bs1, float *c, int64_t co,       \
-            int64_t cm, int64_t cn, int64_t cs0, int64_t cs1, int64_t kind,   \
-            int64_t p) {                                                      \
-    (void)bk; (void)cm; (void)cn;                                             \
-    int64_t as[3] = {0, as0, as1}, bs[3] = {0, bs0, bs1},                     \
-            cs[3] = {0, cs0, cs1};                                            \
-    matmul(site, 2, 1, am, bn, ak, a + ao, as, b + bo, bs, c + co, cs, BF16,  \
-           ACC, NULL, 0, kind, p);                                            \
-  }
-#define MIX_BATCH_MATMUL_TRI(NAME, T, BF16, ACC)                              \
-  void NAME(int64_t site, T *a, int64_t ao, int64_t ab, int64_t am,           \
-            int64_t ak, int64_t asb, int64_t as0, int64_t as1, T *b,          \
-            int64_t bo, int64_t bb, int64_t bk, int64_t bn, int64_t bsb,      \
-            int64_t bs0, int64_t bs1, float *c, int64_t co, int64_t cb,       \
-            int64_t cm, int64_t cn, int64_t csb, int64_t cs0, int64_t cs1,    \
-            int64_t kind, int64_t p) {                                        \
-    (void)bb; (void)bk; (void)cb; (void)cm; (void)cn;                         \
-    int64_t as[3] = {asb, as0, as1}, bs[3] = {bsb, bs0, bs1},                 \
-            cs[3] = {csb, cs0, cs1};                                          \
-    matmul(site, 3, ab, am, bn, ak, a + ao, as, b + bo, bs, c + co, cs,       \
-           BF16, ACC, NULL, 0, kind, p);                                      \
-  }
-MIX_MATMUL_TRI(mixrt_matmul_tri, float, 0, 1)
-MIX_MATMUL_TRI(mixrt_matmul_tri_bf16, uint16_t, 1, 1)
-MIX_MATMUL_TRI(mixrt_matmul_tri_set, float, 0, 0)
-MIX_MATMUL_TRI(mixrt_matmul_tri_set_bf16, uint16_t, 1, 0)
-MIX_BATCH_MATMUL_TRI(mixrt_batch_matmul_tri, float, 0, 1)
-MIX_BATCH_MATMUL_TRI(mixrt_batch_matmul_tri_bf16, uint16_t, 1, 1)
-MIX_BATCH_MATMUL_TRI(mixrt_batch_matmul_tri_set, float, 0, 0)
-MIX_BATCH_MATMUL_TRI(mixrt_batch_matmul_tri_set_bf16, uint16_t, 1, 0)
 typedef struct { int64_t rank; void *descriptor; } UnrankedMemRef;
 typedef struct { char *allocated; char *aligned; int64_t offset;
                  int64_t rest[]; } Descriptor;
@@ -628,14 +664,22 @@ void memrefCopy(int64_t elemSize, UnrankedMemRef *src, UnrankedMemRef *dst) {
   char *sp = s->aligned + s->offset * elemSize;
   char *dp = d->aligned + d->offset * elemSize;
   if (rank == 0) { memcpy(dp, sp, elemSize); return; }
-  int64_t index[rank];
-  for (int64_t i = 0; i < rank; ++i) {
+  for (int64_t i = 0; i < rank; ++i)
     if (sizes[i] == 0) return;
-    index[i] = 0;
+  /* Rows contiguous on both sides (a slice of a concatenation) are copied
+     a row at a time; the outer dimensions are walked like an odometer. */
+  int64_t run = 1, outer = rank;
+  if (sStrides[rank - 1] == 1 && dStrides[rank - 1] == 1) {
+    run = sizes[rank - 1];
+    outer = rank - 1;
   }
+  size_t bytes = (size_t)(run * elemSize);
+  int64_t index[rank];
+  for (int64_t i = 0; i < rank; ++i)
+    index[i] = 0;
   for (;;) {
-    memcpy(dp, sp, elemSize);
-    int64_t axis = rank - 1;
+    memcpy(dp, sp, bytes);
+    int64_t axis = outer - 1;
     for (; axis >= 0; --axis) {
       ++index[axis];
       sp += sStrides[axis] * elemSize;

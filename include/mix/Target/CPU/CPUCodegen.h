@@ -81,6 +81,12 @@ constexpr size_t kMaxRecomputedOps = 24;
 /// before each of their users but the first (mix-rematerialize).
 void rematerialize(ModuleOp module);
 
+/// On tensors: a batched product whose operands are collapses of head
+/// transposes, or whose result is expanded and transposed, becomes a
+/// `linalg.contract` with two batch dimensions that reads and writes those
+/// layouts in place (mix-head-products).
+void foldHeadTransposesIntoProducts(ModuleOp module);
+
 /// On buffers, before freeAfterLastUse: a product whose operand is a
 /// transposed copy that nothing else reads reads the transposed view of
 /// the copy's source instead (the library calls take any strides).

@@ -92,6 +92,44 @@ def MixRematerializePass : Pass<"mix-rematerialize", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def MixHeadProductsPass : Pass<"mix-head-products", "::mlir::ModuleOp"> {
+  let summary = "Attention products read and write the heads' layout in place";
+  let description = [{
+    On tensors. The attention's products lower to `linalg.batch_matmul`
+    over one batch dimension of B*h matrices: each operand a
+    `tensor.collapse_shape [[0, 1], [2], [3]]` of a `linalg.transpose` that
+    moves the heads out of the (B, S, h, dh) layout the projections make
+    (and the probabilities' P^T made the same way), each result expanded
+    and transposed back. Every one of those transposes is a copy of a whole
+    activation: Q, K, V, the attention's output and their gradients, four
+    to eight a layer in a training step.
+
+    This pass rewrites such a product as a `linalg.contract` over
+    (b0, b1, m, n, k) whose indexing maps absorb the transposes: it reads
+    the transpose's input and, when its result's one use is an expansion
+    and a transpose and it overwrites a fill, writes the transposed layout
+    directly (a fill of the transpose's destination). A product none of
+    whose transposes folds is left alone; transposes and reshapes no longer
+    used are erased. `mix-matmuls-to-library-calls` then calls
+    `mixrt_batch2_matmul`, which hands oneDNN the strided 4-d views.
+
+    ```mlir
+    %t = linalg.transpose ins(%x : tensor<8x256x4x64xf32>)
+           outs(%e : tensor<8x4x256x64xf32>) permutation = [0, 2, 1, 3]
+    %a = tensor.collapse_shape %t [[0, 1], [2], [3]]
+    %c = linalg.batch_matmul ins(%a, %b) outs(%zeros)
+    // becomes, with %b4 the 4-d form of %b
+    %c = linalg.contract indexing_maps = [
+           affine_map<(b0, b1, m, n, k) -> (b0, m, b1, k)>,
+           affine_map<(b0, b1, m, n, k) -> (b0, b1, k, n)>,
+           affine_map<(b0, b1, m, n, k) -> (b0, b1, m, n)>]
+           ins(%x, %b4) outs(%zeros4)
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def MixTransposedOperandsPass
     : Pass<"mix-transposed-operands", "::mlir::ModuleOp"> {
   let summary = "Products read transposed operands as views, not copies";
@@ -250,6 +288,12 @@ def MixMatmulsToLibraryCallsPass
     `mixrt_batch_matmul_bf16`. Each call passes its site number and,
     for each operand, the base buffer, offset, sizes and strides
     (`memref.extract_strided_metadata`), so transposed views need no copy.
+
+    A `linalg.contract` over (b0, b1, m, n, k) on rank-4 memrefs, a product
+    with two batch dimensions (`mix-head-products`), calls
+    `mixrt_batch2_matmul`: each operand is passed as the `memref.transpose`
+    view of it in the order (b0, b1, rows, columns), with four sizes and
+    four strides. The forms below apply to it as to the others.
 
     With `overwrite-zeros` (mixc's CPU target), a product whose
     accumulator was zero-filled just before (nothing but views and
