@@ -54,9 +54,21 @@ LogicalResult mlir::mix::fuseElementwiseOps(ModuleOp module) {
     return generic && generic.isDpsInput(&operand) &&
            generic.getMatchingIndexingMap(&operand).isPermutation();
   };
-  auto recomputable = [&](Operation *producer) {
+  // The operands a producer reads whole (an element per iteration), which
+  // every recomputation reads again.
+  auto fullReads = [](linalg::GenericOp generic) {
+    return llvm::count_if(generic.getDpsInputOperands(), [&](OpOperand *in) {
+      return generic.getMatchingIndexingMap(in).isPermutation();
+    });
+  };
+  // Recomputed in \p consumer, a producer adds its whole reads to the
+  // consumer's; a producer is recomputed only where that keeps them few.
+  auto recomputable = [&](Operation *producer, Operation *consumer) {
     auto generic = cast<linalg::GenericOp>(producer);
     return generic->getNumResults() == 1 &&
+           fullReads(cast<linalg::GenericOp>(consumer)) - 1 +
+                   fullReads(generic) <=
+               kMaxRecomputedReads &&
            generic.getRegion().front().getOperations().size() <=
                kMaxRecomputedOps &&
            llvm::all_of(producer->getUses(), readsOnce);
@@ -67,7 +79,8 @@ LogicalResult mlir::mix::fuseElementwiseOps(ModuleOp module) {
         Operation *producer = operand->get().getDefiningOp();
         if (!producer || !allParallel(producer) || !readsOnce(*operand))
           return false;
-        return producer->hasOneUse() || recomputable(producer);
+        return producer->hasOneUse() ||
+               recomputable(producer, operand->getOwner());
       });
   return applyPatternsGreedily(module, std::move(patterns));
 }

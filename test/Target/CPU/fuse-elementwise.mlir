@@ -133,3 +133,38 @@ func.func @single_use(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf3
   } -> tensor<4x8xf32>
   return %a : tensor<4x8xf32>
 }
+
+// A producer is recomputed in a user only if the user then reads at most
+// 4 whole operands: here each user would read 5 (x1, x2, x3, y1, y2), so
+// the sum is stored once and read by both (the residual stream's users).
+// CHECK-LABEL: func.func @bounded
+//       CHECK:   %[[S:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1, %arg2 :
+//       CHECK:   linalg.generic {{.*}} ins(%[[S]], %arg3, %arg4 :
+//       CHECK:     arith.mulf
+//       CHECK:   linalg.generic {{.*}} ins(%[[S]], %arg3, %arg4 :
+//       CHECK:     arith.subf
+func.func @bounded(%x1: tensor<4x8xf32>, %x2: tensor<4x8xf32>, %x3: tensor<4x8xf32>, %y1: tensor<4x8xf32>, %y2: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %s = linalg.generic {indexing_maps = [#id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x1, %x2, %x3 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32, %out: f32):
+    %r0 = arith.addf %a, %b : f32
+    %r = arith.addf %r0, %c : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %u = linalg.generic {indexing_maps = [#id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%s, %y1, %y2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32, %out: f32):
+    %r0 = arith.mulf %a, %b : f32
+    %r = arith.mulf %r0, %c : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %v = linalg.generic {indexing_maps = [#id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%s, %y1, %y2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32, %out: f32):
+    %r0 = arith.subf %a, %b : f32
+    %r = arith.subf %r0, %c : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  return %u, %v : tensor<4x8xf32>, tensor<4x8xf32>
+}

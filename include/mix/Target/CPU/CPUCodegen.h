@@ -76,6 +76,12 @@ LogicalResult updateArgumentsInPlace(ModuleOp module);
 /// The most operations in the body of an elementwise op that is recomputed
 /// where it is used rather than stored (fuseElementwiseOps, rematerialize).
 constexpr size_t kMaxRecomputedOps = 24;
+/// The most whole operands (read an element per iteration) an op may read
+/// once elementwise producers are recomputed in it (fuseElementwiseOps):
+/// the residual stream, a sum of every earlier block's output, is then
+/// stored every few layers rather than summed again from all of them in
+/// each of its users.
+constexpr int64_t kMaxRecomputedReads = 4;
 
 /// On tensors: recomputes zero fills and broadcasting elementwise ops right
 /// before each of their users but the first (mix-rematerialize).
