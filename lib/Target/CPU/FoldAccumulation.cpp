@@ -70,24 +70,32 @@ struct FoldAddIntoAccumulator : OpRewritePattern<linalg::GenericOp> {
           !add.getMatchingIndexingMap(product).isIdentity() ||
           product->get().getType() != add.getResult(0).getType())
         continue;
-      // The accumulator: `other`, broadcast over the product's shape.
+      // The accumulator: `other`, broadcast over the product's shape; or
+      // `other` itself where it has that shape (a sum of products: the
+      // second accumulates into the first's result, in place when
+      // bufferization finds nothing else reads it).
       Location loc = add.getLoc();
       auto dps = cast<DestinationStyleOpInterface>(op);
       auto fill = dps.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
       rewriter.setInsertionPoint(add);
       AffineMap identity = add.getMatchingIndexingMap(product);
-      auto init = linalg::GenericOp::create(
-          rewriter, loc, TypeRange{product->get().getType()},
-          ValueRange{other->get()}, ValueRange{fill.getOutputs()[0]},
-          ArrayRef<AffineMap>{add.getMatchingIndexingMap(other), identity},
-          add.getIteratorTypesArray(),
-          [](OpBuilder &b, Location loc, ValueRange args) {
-            linalg::YieldOp::create(b, loc, args[0]);
-          });
+      Value init = other->get();
+      if (!add.getMatchingIndexingMap(other).isIdentity() ||
+          init.getType() != product->get().getType())
+        init = linalg::GenericOp::create(
+                   rewriter, loc, TypeRange{product->get().getType()},
+                   ValueRange{other->get()}, ValueRange{fill.getOutputs()[0]},
+                   ArrayRef<AffineMap>{add.getMatchingIndexingMap(other),
+                                       identity},
+                   add.getIteratorTypesArray(),
+                   [](OpBuilder &b, Location loc, ValueRange args) {
+                     linalg::YieldOp::create(b, loc, args[0]);
+                   })
+                   .getResult(0);
       Operation *accumulating = rewriter.clone(*op);
       cast<DestinationStyleOpInterface>(accumulating)
           .getDpsInitsMutable()[0]
-          .set(init.getResult(0));
+          .set(init);
       rewriter.replaceOp(add, accumulating->getResults());
       rewriter.eraseOp(op);
       return success();

@@ -2,7 +2,7 @@
 //
 // On buffers, before any buffer is freed early: a transposed operand of a
 // matrix product is lowered as a `linalg.transpose` into a fresh buffer
-// that only the product reads (the products of the backward pass read X^T,
+// that only products read (the products of the backward pass read X^T,
 // dY^T and the attention's P^T this way, each a full copy). The library
 // calls take any strides, so the product can read the transposed view of
 // the source instead: `memref.transpose`, through the same
@@ -70,11 +70,29 @@ static bool mayWrite(Operation *op, Value root) {
   return false;
 }
 
-/// Reads \p transpose's source in place in the product that is the only
-/// reader of what it writes, if that is safe; returns whether it did.
+/// The operand of \p product that reads \p buffer, directly or through one
+/// collapse; null if none does or it reads it twice.
+static OpOperand *findUse(linalg::LinalgOp product, Value buffer) {
+  OpOperand *use = nullptr;
+  for (OpOperand *input : product.getDpsInputOperands()) {
+    Value v = input->get();
+    auto c = v.getDefiningOp<memref::CollapseShapeOp>();
+    if (v == buffer || (c && c.getSrc() == buffer)) {
+      if (use)
+        return nullptr; // read twice
+      use = input;
+    }
+  }
+  return use;
+}
+
+/// Reads \p transpose's source in place in the products that are the only
+/// readers of what it writes, if that is safe; returns whether it did.
 /// Bufferization reuses one buffer for several transposes in turn, so the
 /// readers of this transpose's result are the operations that access the
-/// buffer after it and before the next write to it.
+/// buffer after it and before the next write to it. There may be several
+/// (a stream mixture's gradient dH^T, read by each stream's kernel
+/// gradient); all must be products.
 static bool readInPlace(linalg::TransposeOp transpose) {
   if (!transpose.hasPureBufferSemantics())
     return false;
@@ -102,67 +120,63 @@ static bool readInPlace(linalg::TransposeOp transpose) {
   }
   llvm::sort(accesses,
              [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-  // The one reader between this transpose and the next write.
-  Operation *reader = nullptr;
+  accesses.erase(llvm::unique(accesses), accesses.end());
+  // The products that read the buffer between this transpose and the next
+  // write to it, and how each reads it.
+  SmallVector<std::pair<linalg::LinalgOp, OpOperand *>> readers;
   for (Operation *op : accesses) {
     if (op == transpose || !transpose->isBeforeInBlock(op))
       continue;
-    bool writes = mayWrite(op, buffer);
-    bool product = isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op);
-    if (product && !reader &&
-        llvm::none_of(
-            cast<linalg::LinalgOp>(op).getDpsInits(),
-            [&](Value init) { return getRootBuffer(init) == buffer; })) {
-      reader = op;
+    auto product = dyn_cast<linalg::LinalgOp>(op);
+    if (product && isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
+        product.hasPureBufferSemantics() &&
+        llvm::none_of(product.getDpsInits(), [&](Value init) {
+          return getRootBuffer(init) == buffer;
+        })) {
+      OpOperand *use = findUse(product, buffer);
+      if (!use)
+        return false;
+      readers.push_back({product, use});
       continue;
     }
-    if (writes && reader)
+    if (mayWrite(op, buffer) && !readers.empty())
       break;
     return false; // another reader, or a write before any product
   }
-  if (!reader)
-    return false;
-  auto product = cast<linalg::LinalgOp>(reader);
-  if (!product.hasPureBufferSemantics())
-    return false;
-  // The product's operand: the buffer, or one collapse of it.
-  OpOperand *use = nullptr;
-  memref::CollapseShapeOp collapse;
-  for (OpOperand *input : product.getDpsInputOperands()) {
-    Value v = input->get();
-    auto c = v.getDefiningOp<memref::CollapseShapeOp>();
-    if (v == buffer || (c && c.getSrc() == buffer)) {
-      if (use)
-        return false; // read twice
-      use = input;
-      collapse = c;
-    }
-  }
-  if (!use)
+  if (readers.empty())
     return false;
   Value source = transpose.getInput();
-  if (!noWriteBetween(transpose, reader, getRootBuffer(source)))
+  if (!noWriteBetween(transpose, readers.back().first, getRootBuffer(source)))
     return false;
 
-  OpBuilder b(reader);
+  // One view of the source before the first reader, collapsed for each
+  // reader that reads a collapse (checked before anything changes).
+  OpBuilder b(readers.front().first);
   Location loc = transpose.getLoc();
-  AffineMap permutation = AffineMap::getPermutationMap(
-      transpose.getPermutation(), transpose.getContext());
-  Value view = memref::TransposeOp::create(b, loc, source,
-                                           AffineMapAttr::get(permutation));
-  if (collapse) {
-    auto type = cast<MemRefType>(view.getType());
-    SmallVector<ReassociationIndices> groups =
-        collapse.getReassociationIndices();
-    if (!memref::CollapseShapeOp::isGuaranteedCollapsible(type, groups)) {
-      view.getDefiningOp()->erase();
-      return false;
+  Value view = memref::TransposeOp::create(
+      b, loc, source,
+      AffineMapAttr::get(AffineMap::getPermutationMap(
+          transpose.getPermutation(), transpose.getContext())));
+  auto viewType = cast<MemRefType>(view.getType());
+  for (auto [product, use] : readers)
+    if (auto c = use->get().getDefiningOp<memref::CollapseShapeOp>())
+      if (!memref::CollapseShapeOp::isGuaranteedCollapsible(
+              viewType, c.getReassociationIndices())) {
+        view.getDefiningOp()->erase();
+        return false;
+      }
+  for (auto [product, use] : readers) {
+    auto collapse = use->get().getDefiningOp<memref::CollapseShapeOp>();
+    Value read = view;
+    if (collapse) {
+      b.setInsertionPoint(product);
+      read = memref::CollapseShapeOp::create(
+          b, loc, view, collapse.getReassociationIndices());
     }
-    view = memref::CollapseShapeOp::create(b, loc, view, groups);
+    use->set(read);
+    if (collapse && collapse->use_empty())
+      collapse->erase();
   }
-  use->set(view);
-  if (collapse && collapse->use_empty())
-    collapse->erase();
   transpose->erase();
   // The buffer may now be unused but for its dealloc.
   if (llvm::all_of(alloc->getUsers(),

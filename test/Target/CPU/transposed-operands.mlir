@@ -40,11 +40,12 @@ func.func @batched(%p: memref<2x3x3x5xf32>, %g: memref<6x3x7xf32>, %out: memref<
 }
 
 // Left alone: the source is written between the copy and the product; the
-// copy has a second reader; the copy is the product's accumulator.
+// copy has a second reader that is not a product; the copy is the
+// product's accumulator.
 // CHECK-LABEL: func.func @unsafe
 // CHECK-COUNT-3: linalg.transpose
 // CHECK-NOT:     memref.transpose
-func.func @unsafe(%x: memref<8x4xf32>, %w: memref<6x4xf32>, %y: memref<8x6xf32>, %s: memref<4x4xf32>, %z: memref<4x4xf32>) {
+func.func @unsafe(%x: memref<8x4xf32>, %w: memref<6x4xf32>, %y: memref<8x6xf32>, %s: memref<4x4xf32>, %z: memref<4x4xf32>, %y2: memref<4x6xf32>) {
   %cst = arith.constant 0.0 : f32
   %t = memref.alloc() : memref<4x6xf32>
   linalg.transpose ins(%w : memref<6x4xf32>) outs(%t : memref<4x6xf32>) permutation = [1, 0]
@@ -53,12 +54,31 @@ func.func @unsafe(%x: memref<8x4xf32>, %w: memref<6x4xf32>, %y: memref<8x6xf32>,
   %u = memref.alloc() : memref<4x6xf32>
   linalg.transpose ins(%w : memref<6x4xf32>) outs(%u : memref<4x6xf32>) permutation = [1, 0]
   linalg.matmul ins(%x, %u : memref<8x4xf32>, memref<4x6xf32>) outs(%y : memref<8x6xf32>)
-  linalg.matmul ins(%x, %u : memref<8x4xf32>, memref<4x6xf32>) outs(%y : memref<8x6xf32>)
+  linalg.copy ins(%u : memref<4x6xf32>) outs(%y2 : memref<4x6xf32>)
   %v = memref.alloc() : memref<4x4xf32>
   linalg.transpose ins(%s : memref<4x4xf32>) outs(%v : memref<4x4xf32>) permutation = [1, 0]
   linalg.matmul ins(%s, %z : memref<4x4xf32>, memref<4x4xf32>) outs(%v : memref<4x4xf32>)
   memref.dealloc %t : memref<4x6xf32>
   memref.dealloc %u : memref<4x6xf32>
   memref.dealloc %v : memref<4x4xf32>
+  return
+}
+
+// Several products read the copy (a stream mixture's dH^T, read by each
+// stream's kernel gradient): each reads the view of the source, through a
+// collapse of its own where it read one.
+// CHECK-LABEL: func.func @readers
+//   CHECK-NOT:   memref.alloc
+//   CHECK-NOT:   linalg.transpose
+//       CHECK:   %[[T:.*]] = memref.transpose %arg0 (d0, d1) -> (d1, d0) : memref<8x4xf32> to memref<4x8xf32, strided<[1, 4]>>
+//  CHECK-NEXT:   linalg.matmul ins(%[[T]], %arg1 : memref<4x8xf32, strided<[1, 4]>>, memref<8x6xf32>) outs(%arg3 : memref<4x6xf32>)
+//  CHECK-NEXT:   linalg.matmul ins(%[[T]], %arg2 : memref<4x8xf32, strided<[1, 4]>>, memref<8x6xf32>) outs(%arg4 : memref<4x6xf32>)
+//  CHECK-NEXT:   return
+func.func @readers(%dh: memref<8x4xf32>, %a: memref<8x6xf32>, %b: memref<8x6xf32>, %ga: memref<4x6xf32>, %gb: memref<4x6xf32>) {
+  %t = memref.alloc() : memref<4x8xf32>
+  linalg.transpose ins(%dh : memref<8x4xf32>) outs(%t : memref<4x8xf32>) permutation = [1, 0]
+  linalg.matmul ins(%t, %a : memref<4x8xf32>, memref<8x6xf32>) outs(%ga : memref<4x6xf32>)
+  linalg.matmul ins(%t, %b : memref<4x8xf32>, memref<8x6xf32>) outs(%gb : memref<4x6xf32>)
+  memref.dealloc %t : memref<4x8xf32>
   return
 }

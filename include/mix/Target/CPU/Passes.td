@@ -17,7 +17,9 @@ def MixFoldSumsIntoAccumulatorsPass
     On tensors: an elementwise `linalg.generic` whose body is one `addf` of
     a `linalg.matmul` / `linalg.batch_matmul` result (accumulating into a
     fill of zeros, used only there) and another tensor becomes the product
-    accumulating into that tensor, broadcast the way the add broadcast it.
+    accumulating into that tensor, broadcast the way the add broadcast it
+    (or into the tensor itself where it has the product's shape: a sum of
+    products accumulates in place).
     A linear layer's bias, and the sums of gradient contributions in the
     backward pass, are then added by the library's accumulation (the sum
     post-op of the oneDNN matmul primitive) rather than by a separate pass
@@ -142,10 +144,11 @@ def MixTransposedOperandsPass
   let summary = "Products read transposed operands as views, not copies";
   let description = [{
     On buffers. A transposed operand of a matrix product is lowered as a
-    `linalg.transpose` into a fresh buffer that only the product reads (the
-    backward pass's X^T, dY^T and the attention's P^T, each a full copy).
-    The products become library calls that take any strides, so this pass
-    gives the product `memref.transpose` of the source instead, through the
+    `linalg.transpose` into a fresh buffer that only products read (the
+    backward pass's X^T and dY^T, each a full copy; a stream mixture's dH^T
+    is read by every stream's kernel gradient). The products become
+    library calls that take any strides, so this pass gives each of them
+    `memref.transpose` of the source instead, through the
     same `memref.collapse_shape` of batch dimensions where there is one
     (when the strides allow it), and removes the copy and its buffer. It
     applies only when nothing between the copy and the product may write
