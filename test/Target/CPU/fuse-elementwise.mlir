@@ -135,7 +135,7 @@ func.func @single_use(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf3
 }
 
 // A producer is recomputed in a user only if the user then reads at most
-// 4 whole operands: here each user would read 5 (x1, x2, x3, y1, y2), so
+// 2 whole operands: here each user would read 5 (x1, x2, x3, y1, y2), so
 // the sum is stored once and read by both (the residual stream's users).
 // CHECK-LABEL: func.func @bounded
 //       CHECK:   %[[S:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1, %arg2 :
