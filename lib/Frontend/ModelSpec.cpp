@@ -51,6 +51,10 @@ namespace {
 /// Sizes beyond this are refused before anything is allocated.
 constexpr int64_t kMaxDim = int64_t{1} << 24;
 constexpr int64_t kMaxParamBytes = int64_t{64} << 30;
+// The compiler unrolls the layers, and the streams or blocks within one,
+// into straight-line IR: a model with more would take hours to compile.
+constexpr int64_t kMaxLayers = 1024;
+constexpr int64_t kMaxStreams = 256;
 
 class SpecParser {
 public:
@@ -99,6 +103,17 @@ private:
       }
     }
     return llvm::Error::success();
+  }
+
+  /// A number of streams or blocks, which the compiler unrolls.
+  llvm::Error checkStreams(llvm::StringRef section, llvm::StringRef key,
+                           int64_t value) const {
+    if (value <= kMaxStreams)
+      return llvm::Error::success();
+    return fail(section, key,
+                llvm::formatv("{0} is more than the {1} this compiler accepts "
+                              "(it unrolls them)",
+                              value, kMaxStreams));
   }
 
   /// A positive integer; `required` keys must be present.
@@ -308,6 +323,11 @@ llvm::Expected<ModelSpec> SpecParser::parse() {
         {"d_ff", &spec.dFF}})
     if (llvm::Error e = getSize(*top, "", key, *field, /*required=*/true))
       return std::move(e);
+  if (spec.nLayer > kMaxLayers)
+    return fail("", "n_layer",
+                llvm::formatv("{0} layers are more than the {1} this compiler "
+                              "accepts (it unrolls every layer)",
+                              spec.nLayer, kMaxLayers));
   if (llvm::Error e = getNumber(*top, "", "layer_norm_eps", spec.layerNormEps,
                                 0, 1, /*minExclusive=*/true))
     return std::move(e);
@@ -335,6 +355,7 @@ llvm::Expected<ModelSpec> SpecParser::parse() {
     llvm::Expected<const Object *> cm = section(*top, "cmollm");
     if (!cm)
       return cm.takeError();
+    bool gateHeadsGiven = *cm && (*cm)->get("gate_heads");
     if (*cm) {
       if (llvm::Error e =
               checkKeys(**cm, "cmollm",
@@ -366,8 +387,13 @@ llvm::Expected<ModelSpec> SpecParser::parse() {
                         "adaptive)");
       spec.cmollm.gating = *g;
     }
+    if (llvm::Error e = checkStreams("cmollm", "streams",
+                                     spec.cmollm.streams))
+      return std::move(e);
+    // Only multi_head gating reads gate_heads; a value given for another
+    // gating is still checked, as a spec that says it means it.
     int64_t h = spec.cmollm.gateHeads;
-    if (spec.cmollm.gating == Gating::MultiHead &&
+    if ((spec.cmollm.gating == Gating::MultiHead || gateHeadsGiven) &&
         (spec.dModel % h != 0 || spec.dFF % h != 0))
       return fail("cmollm", "gate_heads",
                   llvm::formatv("gate_heads {0} must divide both d_model {1} "
@@ -399,6 +425,9 @@ llvm::Expected<ModelSpec> SpecParser::parse() {
                                     spec.parascale.smoothing, 0, 1, false))
         return std::move(e);
     }
+    if (llvm::Error e = checkStreams("parascale", "streams",
+                                     spec.parascale.streams))
+      return std::move(e);
   }
   if (spec.arch == Arch::AltUp) {
     llvm::Expected<const Object *> au = section(*top, "altup");
@@ -419,6 +448,8 @@ llvm::Expected<ModelSpec> SpecParser::parse() {
                         "' (expected alternating or same)");
       spec.altup.alternating = schedule == "alternating";
     }
+    if (llvm::Error e = checkStreams("altup", "blocks", spec.altup.blocks))
+      return std::move(e);
   }
 
   // Refuse models whose parameters could not be held in memory, before
@@ -435,18 +466,58 @@ llvm::Expected<ModelSpec> SpecParser::parse() {
     }
     return bytes;
   };
-  ModelSpec oneLayer = spec, twoLayers = spec;
-  oneLayer.nLayer = 1;
-  twoLayers.nLayer = 2;
-  double firstLayer = tableBytes(oneLayer);
-  double bytes = firstLayer + static_cast<double>(spec.nLayer - 1) *
-                                  (tableBytes(twoLayers) - firstLayer);
-  if (bytes > static_cast<double>(kMaxParamBytes))
-    return fail("", "d_model",
-                llvm::formatv("the parameters would take {0:f1} GiB, more "
-                              "than the {1} GiB this compiler accepts",
-                              bytes / (1 << 30), kMaxParamBytes >> 30));
-  return spec;
+  auto totalBytes = [&](const ModelSpec &s) {
+    ModelSpec one = s, two = s;
+    one.nLayer = 1;
+    two.nLayer = 2;
+    double first = tableBytes(one);
+    return first +
+           static_cast<double>(s.nLayer - 1) * (tableBytes(two) - first);
+  };
+  double bytes = totalBytes(spec);
+  if (bytes <= static_cast<double>(kMaxParamBytes))
+    return spec;
+  // Name the size that makes the parameters too large: the one that, set
+  // back to its value in SPEC.md's example spec, shrinks them most.
+  struct Candidate {
+    llvm::StringRef section, key;
+    int64_t *field;
+    int64_t typical;
+  };
+  ModelSpec probe = spec;
+  int64_t typicalWidth = spec.nHead * std::max<int64_t>(1, 256 / spec.nHead);
+  llvm::SmallVector<Candidate> candidates = {
+      {"", "vocab_size", &probe.vocabSize, 256},
+      {"", "n_positions", &probe.nPositions, 256},
+      {"", "n_layer", &probe.nLayer, 4},
+      {"", "d_model", &probe.dModel, typicalWidth},
+      {"", "d_ff", &probe.dFF, 1024}};
+  if (spec.arch == Arch::CMoLLM)
+    candidates.push_back({"cmollm", "streams", &probe.cmollm.streams, 4});
+  if (spec.arch == Arch::ParaScale) {
+    candidates.push_back(
+        {"parascale", "streams", &probe.parascale.streams, 4});
+    candidates.push_back(
+        {"parascale", "prefix_tokens", &probe.parascale.prefixTokens, 48});
+  }
+  if (spec.arch == Arch::AltUp)
+    candidates.push_back({"altup", "blocks", &probe.altup.blocks, 2});
+  const Candidate *worst = &candidates.front();
+  double smallest = bytes;
+  for (const Candidate &c : candidates) {
+    int64_t saved = *c.field;
+    *c.field = std::min(saved, c.typical);
+    double shrunk = totalBytes(probe);
+    *c.field = saved;
+    if (shrunk < smallest) {
+      smallest = shrunk;
+      worst = &c;
+    }
+  }
+  return fail(worst->section, worst->key,
+              llvm::formatv("the parameters would take {0:f1} GiB, more "
+                            "than the {1} GiB this compiler accepts",
+                            bytes / (1 << 30), kMaxParamBytes >> 30));
 }
 
 llvm::Expected<ModelSpec> mlir::mix::parseModelSpec(llvm::StringRef text,

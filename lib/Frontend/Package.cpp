@@ -118,16 +118,66 @@ static llvm::Error writeFile(const llvm::Twine &path,
                                    path.str().c_str(), ec.message().c_str());
   fn(os);
   os.close();
-  if (os.has_error())
-    return llvm::createStringError(os.error(), "writing '%s' failed: %s",
-                                   path.str().c_str(),
-                                   os.error().message().c_str());
+  if (std::error_code err = os.error()) {
+    os.clear_error();
+    return llvm::createStringError(err, "writing '%s' failed: %s",
+                                   path.str().c_str(), err.message().c_str());
+  }
+  return llvm::Error::success();
+}
+
+std::string mlir::mix::getManifestSource(const PackageContents &contents) {
+  std::string json = llvm::formatv("{0}", manifestJSON(contents)).str();
+  std::string out = "const char mix_package_manifest[] = \"";
+  for (unsigned char c : json) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+      continue;
+    }
+    // Three octal digits: an octal escape ends there, a hex one would not.
+    out += llvm::formatv("\\{0}{1}{2}", c >> 6, (c >> 3) & 7, c & 7).str();
+  }
+  return out + "\";\n";
+}
+
+llvm::Error mlir::mix::checkPackageDestination(llvm::StringRef path) {
+  llvm::sys::fs::file_status status;
+  // Not following a final symbolic link: its target is not ours to replace.
+  if (std::error_code ec = llvm::sys::fs::status(path, status, false)) {
+    if (ec == std::errc::no_such_file_or_directory)
+      return llvm::Error::success();
+    return llvm::createStringError(ec, "cannot write '%s': %s",
+                                   path.str().c_str(), ec.message().c_str());
+  }
+  auto refuse = [&](const char *what) {
+    return llvm::createStringError(
+        std::make_error_code(std::errc::file_exists),
+        "'%s' exists and is %s; give -o a new path or an existing package "
+        "directory",
+        path.str().c_str(), what);
+  };
+  switch (status.type()) {
+  case llvm::sys::fs::file_type::directory_file:
+    break;
+  case llvm::sys::fs::file_type::symlink_file:
+    return refuse("a symbolic link, not a package directory");
+  default:
+    return refuse("not a package directory");
+  }
+  llvm::SmallString<256> manifest(path);
+  llvm::sys::path::append(manifest, "manifest.json");
+  if (!llvm::sys::fs::is_regular_file(manifest))
+    return refuse("a directory without a manifest.json, not a package");
   return llvm::Error::success();
 }
 
 llvm::Error mlir::mix::writePackage(
     llvm::StringRef path, const PackageContents &contents,
     llvm::function_ref<llvm::Error(llvm::StringRef dir)> writeArtifacts) {
+  if (llvm::Error e = checkPackageDestination(path))
+    return e;
   llvm::SmallString<256> tmp(path);
   tmp += llvm::formatv(".tmp{0}", llvm::sys::Process::getProcessId()).str();
   llvm::sys::fs::remove_directories(tmp);
@@ -170,7 +220,7 @@ llvm::Error mlir::mix::writePackage(
   // Replace an older package only now that the new one is complete.
   if (llvm::sys::fs::is_directory(path)) {
     llvm::SmallString<256> old(path);
-    old += ".old";
+    old += llvm::formatv(".old{0}", llvm::sys::Process::getProcessId()).str();
     llvm::sys::fs::remove_directories(old);
     if (std::error_code ec = llvm::sys::fs::rename(path, old))
       return cleanup(llvm::createStringError(ec, "cannot replace '%s': %s",
@@ -185,10 +235,6 @@ llvm::Error mlir::mix::writePackage(
     llvm::sys::fs::remove_directories(old);
     return llvm::Error::success();
   }
-  if (llvm::sys::fs::exists(path))
-    return cleanup(llvm::createStringError(
-        std::make_error_code(std::errc::file_exists),
-        "'%s' exists and is not a package directory", path.str().c_str()));
   if (std::error_code ec = llvm::sys::fs::rename(tmp, path))
     return cleanup(llvm::createStringError(
         ec, "cannot write '%s': %s", path.str().c_str(), ec.message().c_str()));

@@ -24,6 +24,7 @@
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/WithColor.h"
@@ -180,6 +181,7 @@ static llvm::Error writeFile(const llvm::Twine &path, llvm::StringRef text) {
     os << text;
     os.close();
     ec = os.error();
+    os.clear_error();
   }
   if (ec)
     return llvm::createStringError(ec, "cannot write '%s': %s",
@@ -249,9 +251,10 @@ static int compileForCUDA(ModuleOp module, ModuleOp proved,
               return e;
             if (llvm::Error e = writeFile(dir + "/kernels.cubin", cubin))
               return e;
+            SupportCode support = getCUDASupportCode(cuda);
+            support.extraSource = getManifestSource(contents);
             return emitSharedLibrary(module, (dir + "/model.so").str(),
-                                     optLevel, packageTimer,
-                                     getCUDASupportCode(cuda));
+                                     optLevel, packageTimer, support);
           }))
     return fail(llvm::toString(std::move(e)));
   return 0;
@@ -266,6 +269,11 @@ int main(int argc, char **argv) {
       "  mixc MODEL.json --batch B --seq S [--target cpu|cuda] -o "
       "MODEL.mixpkg\n");
 
+  // Not opened unless it is a file: opening a FIFO would wait for a writer.
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(inputFile, status) &&
+      status.type() != llvm::sys::fs::file_type::regular_file)
+    return fail("cannot read '" + inputFile + "': not a regular file");
   auto buffer = llvm::MemoryBuffer::getFile(inputFile, /*IsText=*/true);
   if (!buffer)
     return fail("cannot read '" + inputFile +
@@ -281,6 +289,10 @@ int main(int argc, char **argv) {
   if (emit == Stage::None && outputPath.empty())
     return fail("no output: give -o MODEL.mixpkg (or --emit=STAGE to print "
                 "IR)");
+  // Before the compile, not after it: a refused -o costs nothing.
+  if (emit == Stage::None)
+    if (llvm::Error e = checkPackageDestination(outputPath))
+      return fail(llvm::toString(std::move(e)));
   if (target != Target::CUDA && (emit == Stage::GPU || emit == Stage::PTX))
     return fail("--emit=gpu and --emit=ptx need --target cuda");
   if (target != Target::CUDA &&
@@ -443,8 +455,10 @@ int main(int argc, char **argv) {
   contents.precision = precision == Precision::BF16 ? "bf16" : "fp32";
   if (llvm::Error e =
           writePackage(outputPath, contents, [&](llvm::StringRef dir) {
+            SupportCode support = getCPUSupportCode();
+            support.extraSource = getManifestSource(contents);
             return emitSharedLibrary(*module, (dir + "/model.so").str(),
-                                     optLevel, packageTimer);
+                                     optLevel, packageTimer, support);
           }))
     return fail(llvm::toString(std::move(e)));
   return 0;

@@ -54,6 +54,18 @@ struct PackageContents {
 /// The manifest of a package, as JSON.
 llvm::json::Value manifestJSON(const PackageContents &contents);
 
+/// C source defining `const char mix_package_manifest[]`: the manifest as
+/// JSON, less the library's checksum, compiled into the package's library.
+/// The runtime compares manifest.json with it before running the code, so
+/// that an edited manifest cannot describe buffers the code does not have.
+std::string getManifestSource(const PackageContents &contents);
+
+/// Checks that a package may be written at `path`: nothing is there yet, or
+/// a package directory (one with a manifest.json) that it will replace. A
+/// symbolic link, a file or any other directory is refused, so that `-o`
+/// never deletes what is not a package.
+llvm::Error checkPackageDestination(llvm::StringRef path);
+
 /// Writes the package directory at `path`: built next to it under a
 /// temporary name and renamed into place, replacing an older package only
 /// once the new one is complete.

@@ -101,6 +101,13 @@ static llvm::Error compilePartition(llvm::StringRef bitcode,
                                  llvm::CodeGenFileType::ObjectFile))
     return error("the target cannot emit object files");
   pm.run(**module);
+  // A write error (a full disk) is reported here; left in the stream, it
+  // would abort the process when the stream is destroyed.
+  out.os().close();
+  if (std::error_code err = out.os().error()) {
+    out.os().clear_error();
+    return error("cannot write '" + objectPath + "': " + err.message());
+  }
   out.keep();
   return llvm::Error::success();
 }
@@ -180,7 +187,12 @@ llvm::Error mlir::mix::emitSharedLibrary(ModuleOp module, llvm::StringRef path,
     llvm::raw_fd_ostream os(support, ec);
     if (ec)
       return error("cannot write '" + support + "': " + ec.message());
-    os << supportCode.source;
+    os << supportCode.source << "\n" << supportCode.extraSource;
+    os.close();
+    if (std::error_code err = os.error()) {
+      os.clear_error();
+      return error("cannot write '" + support + "': " + err.message());
+    }
   }
   llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName("clang-22");
   if (!cc)

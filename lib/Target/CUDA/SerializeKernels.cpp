@@ -41,6 +41,12 @@ static FailureOr<std::string> assemble(Operation *where, llvm::StringRef ptx,
       return where->emitError("cannot write ")
              << ptxPath << ": " << ec.message();
     os << ptx;
+    os.close();
+    if (std::error_code err = os.error()) {
+      os.clear_error();
+      return where->emitError("cannot write ") << ptxPath << ": "
+                                                << err.message();
+    }
   }
   llvm::SmallString<256> ptxas(options.toolkitPath);
   llvm::sys::path::append(ptxas, "bin", "ptxas");

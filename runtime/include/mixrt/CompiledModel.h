@@ -95,6 +95,9 @@ public:
 private:
   using Entry = void (*)(void **);
   Entry lookup(const char *symbol) const;
+  /// Fails unless the library's compiled-in manifest (mixc's
+  /// mix_package_manifest) is the manifest that was read, checksum aside.
+  void checkEmbeddedManifest(const std::string &path);
   /// Calls entry point \p name (index \p index) with the packed host
   /// arguments \p args (\p numArgs of them, 0 if not known): directly on
   /// the CPU, or through device copies.

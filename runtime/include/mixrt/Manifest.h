@@ -47,6 +47,9 @@ struct Manifest {
   /// The package directory and its manifest.json, as given.
   std::string packagePath;
   std::string manifestPath;
+  /// The manifest as parsed, to compare with the copy compiled into the
+  /// library (CompiledModel).
+  std::string text;
 
   std::string target;
   /// The operands of the step's matrix products: "fp32", "tf32" or "bf16"

@@ -13,6 +13,7 @@
 #include "mixrt/TokenizerUnicode.h"
 
 #include <array>
+#include <unordered_set>
 #include <cstdio>
 
 using namespace mixrt;
@@ -91,14 +92,34 @@ std::unique_ptr<GPT2Tokenizer> GPT2Tokenizer::load(const std::string &dir) {
   const json::Value::Object &entries = encoder.getObject();
   if (entries.empty())
     fail(encoderPath, ": the vocabulary is empty");
+  // The ids must be 0..V-1, each once: an id past the end means another is
+  // missing (a deleted line), which is the one to name.
+  const json::Member *largest = nullptr;
+  for (const json::Member &m : entries) {
+    if (!m.value.isInteger() || m.value.getInteger() < 0)
+      fail(encoderPath, ":", m.value.getLine(), ": the id of '", m.key,
+           "' must be an integer in [0, ", entries.size(), ")");
+    if (!largest || m.value.getInteger() > largest->value.getInteger())
+      largest = &m;
+  }
+  if (largest->value.getInteger() >= static_cast<int64_t>(entries.size())) {
+    std::vector<bool> present(entries.size(), false);
+    for (const json::Member &m : entries)
+      if (m.value.getInteger() < static_cast<int64_t>(entries.size()))
+        present[static_cast<size_t>(m.value.getInteger())] = true;
+    size_t missing = 0;
+    while (missing < present.size() && present[missing])
+      ++missing;
+    fail(encoderPath, ":", largest->value.getLine(), ": no symbol has id ",
+         missing, ", but '", largest->key, "' has id ",
+         largest->value.getInteger(), " (expected the ids 0..",
+         entries.size() - 1, " of its ", entries.size(),
+         " symbols, each once)");
+  }
   tok->idToBytes.resize(entries.size());
   std::vector<bool> seen(entries.size(), false);
   for (const json::Member &m : entries) {
     int line = m.value.getLine();
-    if (!m.value.isInteger() || m.value.getInteger() < 0 ||
-        m.value.getInteger() >= static_cast<int64_t>(entries.size()))
-      fail(encoderPath, ":", line, ": the id of '", m.key,
-           "' must be an integer in [0, ", entries.size(), ")");
     auto id = static_cast<TokenId>(m.value.getInteger());
     if (seen[id])
       fail(encoderPath, ":", line, ": id ", id, " is given to two symbols");
@@ -128,6 +149,7 @@ std::unique_ptr<GPT2Tokenizer> GPT2Tokenizer::load(const std::string &dir) {
     fail(mergesPath, ": expected a version line and then one merge a line");
   ++lineStart;
   int32_t rank = 0;
+  std::unordered_set<std::string> madeByMerges;
   for (size_t lineEnd;
        (lineEnd = merges.find('\n', lineStart)) != std::string::npos;
        lineStart = lineEnd + 1, ++rank) {
@@ -153,10 +175,33 @@ std::unique_ptr<GPT2Tokenizer> GPT2Tokenizer::load(const std::string &dir) {
     } catch (const Error &e) {
       fail(mergesPath, ":", lineNo, ": ", e.what());
     }
+    // A merge may make a symbol the vocabulary lacks: gpt-3-encoder loads
+    // such a file, and encode() says so if the merge ever applies.
+    madeByMerges.insert(alphabet.toBytes(parts[0]) +
+                        alphabet.toBytes(parts[1]));
     // A later line with the same key wins, as in gpt-3-encoder.
     tok->mergeRanks[key] = rank;
   }
   if (tok->mergeRanks.empty())
     fail(mergesPath, ": no merges");
+  // And every symbol of more than one byte is made by a merge, but for the
+  // special tokens (<|endoftext|>): otherwise vocab.bpe lost lines (a
+  // truncated file) and text would silently split differently.
+  size_t unmade = 0;
+  const std::string *firstUnmade = nullptr;
+  for (const auto &[bytes, id] : tok->bytesToId) {
+    bool special = bytes.size() > 4 && bytes.compare(0, 2, "<|") == 0 &&
+                   bytes.compare(bytes.size() - 2, 2, "|>") == 0;
+    if (bytes.size() > 1 && !special && !madeByMerges.count(bytes)) {
+      ++unmade;
+      if (!firstUnmade || id < tok->bytesToId.at(*firstUnmade))
+        firstUnmade = &bytes;
+    }
+  }
+  if (unmade)
+    fail(mergesPath, ": ", unmade, " symbols of ", encoderPath,
+         " are made by no merge (the first by id: id ",
+         tok->bytesToId.at(*firstUnmade),
+         "); is the file truncated? It has ", rank, " merge lines");
   return tok;
 }

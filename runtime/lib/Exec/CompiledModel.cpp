@@ -10,6 +10,7 @@
 #include "mixrt/Error.h"
 #include "mixrt/File.h"
 #include "mixrt/Init.h"
+#include "mixrt/Json.h"
 #include "mixrt/Safetensors.h"
 
 #include <algorithm>
@@ -149,6 +150,44 @@ static void keepFreedMemory() {
   (void)done;
 }
 
+/// The manifest without the library's checksum (which mixc adds after
+/// compiling the library), as compact JSON.
+static std::string withoutChecksum(json::Value value) {
+  if (value.isObject()) {
+    json::Value::Object &members = value.getObject();
+    members.erase(std::remove_if(members.begin(), members.end(),
+                                 [](const json::Member &m) {
+                                   return m.key == "library_fnv1a64";
+                                 }),
+                  members.end());
+  }
+  return json::write(value);
+}
+
+void CompiledModel::checkEmbeddedManifest(const std::string &path) {
+  const char *embedded =
+      static_cast<const char *>(::dlsym(handle, "mix_package_manifest"));
+  std::string why;
+  if (!embedded)
+    why = "has no manifest compiled in (an older mixc made it)";
+  else {
+    try {
+      if (withoutChecksum(json::parse(embedded)) !=
+          withoutChecksum(json::parse(manifest.text)))
+        why = concat("was compiled for another manifest than ",
+                     manifest.manifestPath,
+                     " (was the manifest edited after mixc wrote it?)");
+    } catch (const json::ParseError &e) {
+      why = concat("has a malformed manifest compiled in: ", e.what());
+    }
+  }
+  if (why.empty())
+    return;
+  ::dlclose(handle);
+  handle = nullptr;
+  fail(path, " ", why, "; compile the package again with mixc");
+}
+
 CompiledModel::CompiledModel(const Manifest &manifest) : manifest(manifest) {
   keepFreedMemory();
   if (!manifest.library)
@@ -175,6 +214,7 @@ CompiledModel::CompiledModel(const Manifest &manifest) : manifest(manifest) {
                 "NVIDIA GPU, or compile with --target cpu)"
               : "");
   }
+  checkEmbeddedManifest(path);
   if (cuda) {
     device = std::make_unique<Device>();
     auto symbol = [&](const char *name) {

@@ -37,7 +37,9 @@ static std::string directoryOf(const std::string &path) {
 //===----------------------------------------------------------------------===//
 
 InputFile::InputFile(const std::string &path) : path(path) {
-  fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO is refused below instead of waiting for a writer;
+  // reads of a regular file do not block either way.
+  fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     fail(path, ": cannot open: ", systemError());
   struct stat st;

@@ -188,6 +188,7 @@ Manifest mixrt::parseManifest(const std::string &text,
 
   Manifest manifest;
   manifest.manifestPath = manifestPath;
+  manifest.text = text;
   const json::Value *format = root.find("format");
   if (!format || !format->isString() || format->getString() != "mixpkg")
     reader.error(format ? *format : root, "format",

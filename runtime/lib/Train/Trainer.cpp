@@ -442,6 +442,10 @@ int mixrt::train(const TrainOptions &o) {
       fail(ckptPath, ": the checkpoint is at step ", state.step,
            ", past --steps ", o.steps, " (expected --steps >= ", state.step,
            ")");
+    if (o.stopAfter >= 0 && o.stopAfter <= state.step)
+      fail(ckptPath, ": the checkpoint is at step ", state.step,
+           ", so --stop-after ", o.stopAfter,
+           " has passed (expected --stop-after > ", state.step, ")");
     resumed = true;
   } else {
     if (o.resume && root)

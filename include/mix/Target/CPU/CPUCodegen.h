@@ -184,6 +184,9 @@ struct SupportCode {
   const char *source;
   /// Extra compiler flags (include paths) and libraries (-L, -l, -rpath).
   std::vector<std::string> compileFlags, linkFlags;
+  /// More C source, appended to `source` (the package's manifest:
+  /// getManifestSource).
+  std::string extraSource;
 };
 
 /// The CPU package's support code: getSupportSource() and oneDNN.
