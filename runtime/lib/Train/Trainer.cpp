@@ -451,6 +451,13 @@ int mixrt::train(const TrainOptions &o) {
     if (o.resume && root)
       std::cerr << "mix-run: no checkpoint in " << o.outDir
                 << "; starting from step 0\n";
+    // Not silently: the run replaces the directory's checkpoint and
+    // metrics as it goes.
+    if (!o.resume && root && std::filesystem::exists(ckptPath))
+      std::cerr << "mix-run: warning: " << o.outDir
+                << " holds a run, which this one replaces (its checkpoint "
+                   "at the first checkpoint step, its metrics now); "
+                   "--resume would continue it\n";
     TensorFile init = initParams(manifest);
     for (const NamedTensor &t : init.getTensors()) {
       const float *d = t.tensor.getData<float>();
