@@ -22,7 +22,7 @@ using namespace mixrt;
 
 /// A package of two parameters and batches of 2 x 3 ids below 8.
 static const char *const kManifest = R"({
-  "format": "mixpkg", "format_version": 2, "target": "cpu",
+  "format": "mixpkg", "format_version": 3, "target": "cpu",
   "batch": 2, "seq": 3,
   "spec": {"vocab_size": 8, "init": {"seed": 1, "std": 0.02}},
   "params": [

@@ -3,7 +3,7 @@
 # Installs everything, builds, fetches the Brown corpus, compiles
 # examples/tiny-cmollm.json and trains it on CPU, then prints the validation
 # perplexity; the loss curves land in runs/tiny-cmollm/loss.png.
-# STEPS=N overrides the number of steps (default 600: about 40 s on two
+# STEPS=N overrides the number of steps (default 600: about 20 s on two
 # cores once built).
 set -euo pipefail
 cd "$(dirname "$0")/.."

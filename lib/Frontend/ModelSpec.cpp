@@ -387,8 +387,7 @@ llvm::Expected<ModelSpec> SpecParser::parse() {
                         "adaptive)");
       spec.cmollm.gating = *g;
     }
-    if (llvm::Error e = checkStreams("cmollm", "streams",
-                                     spec.cmollm.streams))
+    if (llvm::Error e = checkStreams("cmollm", "streams", spec.cmollm.streams))
       return std::move(e);
     // Only multi_head gating reads gate_heads; a value given for another
     // gating is still checked, as a spec that says it means it.
@@ -425,8 +424,8 @@ llvm::Expected<ModelSpec> SpecParser::parse() {
                                     spec.parascale.smoothing, 0, 1, false))
         return std::move(e);
     }
-    if (llvm::Error e = checkStreams("parascale", "streams",
-                                     spec.parascale.streams))
+    if (llvm::Error e =
+            checkStreams("parascale", "streams", spec.parascale.streams))
       return std::move(e);
   }
   if (spec.arch == Arch::AltUp) {
@@ -495,8 +494,7 @@ llvm::Expected<ModelSpec> SpecParser::parse() {
   if (spec.arch == Arch::CMoLLM)
     candidates.push_back({"cmollm", "streams", &probe.cmollm.streams, 4});
   if (spec.arch == Arch::ParaScale) {
-    candidates.push_back(
-        {"parascale", "streams", &probe.parascale.streams, 4});
+    candidates.push_back({"parascale", "streams", &probe.parascale.streams, 4});
     candidates.push_back(
         {"parascale", "prefix_tokens", &probe.parascale.prefixTokens, 48});
   }

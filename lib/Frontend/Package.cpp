@@ -166,10 +166,25 @@ llvm::Error mlir::mix::checkPackageDestination(llvm::StringRef path) {
   default:
     return refuse("not a package directory");
   }
+  // A package's manifest says so: web apps and browser extensions have a
+  // manifest.json too.
   llvm::SmallString<256> manifest(path);
   llvm::sys::path::append(manifest, "manifest.json");
   if (!llvm::sys::fs::is_regular_file(manifest))
     return refuse("a directory without a manifest.json, not a package");
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> text =
+      llvm::MemoryBuffer::getFile(manifest);
+  if (!text)
+    return refuse("a directory whose manifest.json cannot be read");
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse((*text)->getBuffer());
+  if (!json) {
+    llvm::consumeError(json.takeError());
+    return refuse("a directory whose manifest.json is not a package's");
+  }
+  const llvm::json::Object *object = json->getAsObject();
+  if (!object || object->getString("format") != "mixpkg")
+    return refuse("a directory whose manifest.json is not a package's");
   return llvm::Error::success();
 }
 

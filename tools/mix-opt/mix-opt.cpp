@@ -5,60 +5,58 @@
 // passes hand bufferization), and prints the result. Used by the lit tests.
 //
 // Unlike mlir-opt it checks the input's nesting before the parser recurses
-// into it, and writes -o only once the whole run has succeeded: a failed
-// run leaves an existing output file as it was.
+// into it, does not open a FIFO that would wait for a writer, and writes -o
+// (through a temporary file) only once the whole run has succeeded: a
+// failed run leaves an existing output file as it was.
 //
 //===----------------------------------------------------------------------===//
 
 #include "mix/Conversion/Passes.h"
 #include "mix/Dialect/Mix/IR/MixDialect.h"
+#include "mix/Frontend/InputFiles.h"
 #include "mix/Target/CPU/CPUCodegen.h"
 #include "mix/Target/CPU/Passes.h"
 #include "mix/Target/CUDA/Passes.h"
 #include "mix/Transforms/Passes.h"
 
+#include "mlir/Bytecode/BytecodeReader.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/ToolOutputFile.h"
 
-/// MLIR's parser recurses once a nested region, list or type: input nested
-/// thousands of levels deep overflows the stack. Brackets in string
-/// literals and comments do not count.
-static std::optional<std::string> checkNesting(llvm::StringRef text,
-                                               llvm::StringRef name) {
-  constexpr int kMaxDepth = 1000;
-  int depth = 0, line = 1;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '\n') {
-      ++line;
-    } else if (c == '"') {
-      for (++i; i < text.size() && text[i] != '"' && text[i] != '\n'; ++i)
-        if (text[i] == '\\')
-          ++i;
-    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
-      while (i + 1 < text.size() && text[i + 1] != '\n')
-        ++i;
-    } else if (c == '{' || c == '(' || c == '[') {
-      if (++depth > kMaxDepth)
-        return (name + ":" + llvm::Twine(line) +
-                ": nested more than " + llvm::Twine(kMaxDepth) +
-                " levels deep (regions, parentheses and brackets)")
-            .str();
-    } else if (c == '}' || c == ')' || c == ']') {
-      --depth;
-    }
+/// Writes `text` to `path` through a temporary file renamed over it, so
+/// that a failed write leaves an existing file as it was.
+static llvm::Error writeAtomically(llvm::StringRef path, llvm::StringRef text) {
+  llvm::SmallString<256> temp;
+  int fd;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueFile(path + ".tmp%%%%%%", fd, temp))
+    return llvm::createStringError(ec, "cannot write '%s': %s",
+                                   path.str().c_str(), ec.message().c_str());
+  std::error_code ec;
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << text;
+    os.close();
+    ec = os.error();
+    os.clear_error();
   }
-  return std::nullopt;
+  if (!ec)
+    ec = llvm::sys::fs::rename(temp, path);
+  if (ec) {
+    llvm::sys::fs::remove(temp);
+    return llvm::createStringError(ec, "cannot write '%s': %s",
+                                   path.str().c_str(), ec.message().c_str());
+  }
+  return llvm::Error::success();
 }
 
 int main(int argc, char **argv) {
@@ -88,43 +86,33 @@ int main(int argc, char **argv) {
     return mlir::asMainReturnCode(
         mlir::MlirOptMain(argc, argv, inputFile, outputFile, registry));
 
+  auto fail = [](llvm::Error e) {
+    llvm::errs() << "mix-opt: error: " << llvm::toString(std::move(e)) << "\n";
+    return 1;
+  };
+  if (llvm::Error e = mlir::mix::checkReadableInput(inputFile))
+    return fail(std::move(e));
   std::string message;
-  // Not opened unless it is a file: opening a FIFO would wait for a writer.
-  llvm::sys::fs::file_status status;
-  if (inputFile != "-" && !llvm::sys::fs::status(inputFile, status) &&
-      status.type() != llvm::sys::fs::file_type::regular_file)
-    return llvm::errs() << "mix-opt: error: cannot read '" << inputFile
-                        << "': not a regular file\n",
-           1;
   std::unique_ptr<llvm::MemoryBuffer> input =
       mlir::openInputFile(inputFile, &message);
   if (!input) {
     llvm::errs() << "mix-opt: error: " << message << "\n";
     return 1;
   }
-  if (std::optional<std::string> deep =
-          checkNesting(input->getBuffer(), inputFile))
-    return llvm::errs() << "mix-opt: error: " << *deep << "\n", 1;
+  if (!mlir::isBytecode(*input))
+    if (llvm::Error e = mlir::mix::checkNesting(input->getBuffer(), inputFile))
+      return fail(std::move(e));
 
+  // Standard output gets the result as the passes make it, as in mlir-opt
+  // (the chunks of --split-input-file that succeeded, too).
+  if (outputFile == "-")
+    return mlir::asMainReturnCode(
+        mlir::MlirOptMain(llvm::outs(), std::move(input), registry, config));
   std::string result;
   llvm::raw_string_ostream os(result);
-  if (mlir::failed(
-          mlir::MlirOptMain(os, std::move(input), registry, config)))
+  if (mlir::failed(mlir::MlirOptMain(os, std::move(input), registry, config)))
     return 1;
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      mlir::openOutputFile(outputFile, &message);
-  if (!output) {
-    llvm::errs() << "mix-opt: error: " << message << "\n";
-    return 1;
-  }
-  output->os() << result;
-  output->os().close();
-  if (std::error_code ec = output->os().error()) {
-    output->os().clear_error();
-    llvm::errs() << "mix-opt: error: cannot write '" << outputFile
-                 << "': " << ec.message() << "\n";
-    return 1;
-  }
-  output->keep();
+  if (llvm::Error e = writeAtomically(outputFile, result))
+    return fail(std::move(e));
   return 0;
 }

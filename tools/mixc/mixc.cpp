@@ -7,6 +7,7 @@
 
 #include "mix/Conversion/Passes.h"
 #include "mix/Dialect/Mix/IR/MixDialect.h"
+#include "mix/Frontend/InputFiles.h"
 #include "mix/Frontend/ModelBuilder.h"
 #include "mix/Frontend/Package.h"
 #include "mix/Target/CPU/CPUCodegen.h"
@@ -24,7 +25,6 @@
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/WithColor.h"
@@ -260,7 +260,7 @@ static int compileForCUDA(ModuleOp module, ModuleOp proved,
   return 0;
 }
 
-int main(int argc, char **argv) {
+static int compile(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
@@ -269,11 +269,8 @@ int main(int argc, char **argv) {
       "  mixc MODEL.json --batch B --seq S [--target cpu|cuda] -o "
       "MODEL.mixpkg\n");
 
-  // Not opened unless it is a file: opening a FIFO would wait for a writer.
-  llvm::sys::fs::file_status status;
-  if (!llvm::sys::fs::status(inputFile, status) &&
-      status.type() != llvm::sys::fs::file_type::regular_file)
-    return fail("cannot read '" + inputFile + "': not a regular file");
+  if (llvm::Error e = checkReadableInput(inputFile))
+    return fail(llvm::toString(std::move(e)));
   auto buffer = llvm::MemoryBuffer::getFile(inputFile, /*IsText=*/true);
   if (!buffer)
     return fail("cannot read '" + inputFile +
@@ -462,4 +459,18 @@ int main(int argc, char **argv) {
           }))
     return fail(llvm::toString(std::move(e)));
   return 0;
+}
+
+int main(int argc, char **argv) {
+  int rc = compile(argc, argv);
+  // IR printed with --emit to a full disk or a closed pipe: an error, not
+  // the abort raw_fd_ostream makes of an unchecked one at exit.
+  llvm::outs().flush();
+  if (std::error_code ec = llvm::outs().error()) {
+    llvm::outs().clear_error();
+    llvm::errs() << "mixc: error: cannot write the output: " << ec.message()
+                 << "\n";
+    return 1;
+  }
+  return rc;
 }

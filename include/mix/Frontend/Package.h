@@ -20,7 +20,7 @@ namespace mlir {
 namespace mix {
 
 /// The version of the manifest format this compiler writes.
-inline constexpr int64_t kPackageFormatVersion = 2;
+inline constexpr int64_t kPackageFormatVersion = 3;
 /// The compiler's version, recorded in every manifest.
 inline constexpr llvm::StringLiteral kCompilerVersion = "mixc 0.1.0";
 

@@ -120,6 +120,7 @@ typedef struct Site {
      creates the primitive, or takes it from oneDNN's cache). */
   int64_t calls;
   double seconds, firstSeconds;
+  int called;
 } Site;
 static Site *sites;
 static int64_t numSites;
@@ -235,7 +236,7 @@ static void printProfile(void) {
   double total = 0, flops = 0, first = 0;
   int64_t used = 0;
   for (int64_t i = 0; i < numSites; ++i)
-    if (sites[i].calls) {
+    if (sites[i].called) {
       total += sites[i].seconds;
       first += sites[i].firstSeconds;
       flops += siteFlops(&sites[i]);
@@ -246,14 +247,15 @@ static void printProfile(void) {
           "calls, which create the primitives, apart: %.3f s)\n"
           "  %5s %6s %9s %7s  %-20s %-22s %-22s %-22s %s\n",
           (long long)used, total, total > 0 ? flops / total * 1e-9 : 0.0,
-          first, "site", "calls", "seconds", "GFLOP/s", "batch,m,n,k", "A strides",
-          "B strides", "C strides", "C=");
+          first, "site", "calls", "seconds", "GFLOP/s", "batch,m,n,k",
+          "A strides", "B strides", "C strides", "C=");
   /* (seconds, site) pairs, sorted. */
   double *order = (double *)malloc((size_t)(2 * (used + 1)) * sizeof(double));
   int64_t n = 0;
   for (int64_t i = 0; order && i < numSites; ++i)
-    if (sites[i].calls) {
-      order[2 * n] = sites[i].seconds;
+    if (sites[i].called) {
+      order[2 * n] =
+          sites[i].calls ? sites[i].seconds : sites[i].firstSeconds;
       order[2 * n + 1] = (double)i;
       ++n;
     }
@@ -273,17 +275,25 @@ static void printProfile(void) {
     formatStrides(sa, sizeof sa, x->rank, x->as);
     formatStrides(sb, sizeof sb, x->rank, x->bs);
     formatStrides(sc, sizeof sc, x->rank, x->cs);
-    double f = siteFlops(s);
+    /* A site called once shows its first call. */
+    Site once = *s;
+    if (!s->calls) {
+      once.calls = 1;
+      once.seconds = s->firstSeconds;
+    }
+    double f = siteFlops(&once);
     fprintf(stderr,
-            "  %5lld %6lld %9.4f %7.1f  %-20s %-22s %-22s %-22s %s%s\n",
-            (long long)order[2 * r + 1], (long long)s->calls, s->seconds,
-            s->seconds > 0 ? f / s->seconds * 1e-9 : 0.0, shape, sa, sb, sc,
+            "  %5lld %6lld %9.4f %7.1f  %-20s %-22s %-22s %-22s %s%s%s\n",
+            (long long)order[2 * r + 1], (long long)s->calls, once.seconds,
+            once.seconds > 0 ? f / once.seconds * 1e-9 : 0.0, shape, sa, sb,
+            sc,
             s->key.accumulate   ? "C+AB"
             : s->key.biasStride ? "AB+bias"
                                 : "AB",
             s->state == 1   ? ""
             : s->state == 5 ? " (triangle skipped)"
-                            : " (fallback)");
+                            : " (fallback)",
+            s->calls ? "" : " (first call only)");
   }
   free(order);
   double loops = 0;
@@ -582,9 +592,10 @@ static void matmul(int64_t id, const Shape *x, void *a, void *b, float *c,
   else
     matmulAt(s, x, a, b, c, bf16, accumulate, bias, biasStride);
   if (isProfiling() && s) {
-    if (s->firstSeconds == 0)
+    if (!s->called) {
+      s->called = 1;
       s->firstSeconds = now() - start;
-    else {
+    } else {
       ++s->calls;
       s->seconds += now() - start;
     }

@@ -44,8 +44,8 @@ static FailureOr<std::string> assemble(Operation *where, llvm::StringRef ptx,
     os.close();
     if (std::error_code err = os.error()) {
       os.clear_error();
-      return where->emitError("cannot write ") << ptxPath << ": "
-                                                << err.message();
+      return where->emitError("cannot write ")
+             << ptxPath << ": " << err.message();
     }
   }
   llvm::SmallString<256> ptxas(options.toolkitPath);

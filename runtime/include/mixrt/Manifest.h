@@ -20,7 +20,7 @@
 namespace mixrt {
 
 /// The manifest format version this runtime reads.
-constexpr int64_t kManifestFormatVersion = 2;
+constexpr int64_t kManifestFormatVersion = 3;
 
 enum class InitKind { Normal, Uniform, Zeros, Ones, Identity };
 

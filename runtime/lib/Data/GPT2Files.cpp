@@ -13,8 +13,8 @@
 #include "mixrt/TokenizerUnicode.h"
 
 #include <array>
-#include <unordered_set>
 #include <cstdio>
+#include <unordered_set>
 
 using namespace mixrt;
 
@@ -184,14 +184,15 @@ std::unique_ptr<GPT2Tokenizer> GPT2Tokenizer::load(const std::string &dir) {
   }
   if (tok->mergeRanks.empty())
     fail(mergesPath, ": no merges");
-  // And every symbol of more than one byte is made by a merge, but for the
-  // special tokens (<|endoftext|>): otherwise vocab.bpe lost lines (a
-  // truncated file) and text would silently split differently.
+  // And every symbol of more than one byte is made by a merge, but for
+  // added tokens in angle brackets (<|endoftext|>, <pad>, <s>): otherwise
+  // vocab.bpe lost lines (a truncated file) and text would silently split
+  // differently.
   size_t unmade = 0;
   const std::string *firstUnmade = nullptr;
   for (const auto &[bytes, id] : tok->bytesToId) {
-    bool special = bytes.size() > 4 && bytes.compare(0, 2, "<|") == 0 &&
-                   bytes.compare(bytes.size() - 2, 2, "|>") == 0;
+    bool special =
+        bytes.size() > 2 && bytes.front() == '<' && bytes.back() == '>';
     if (bytes.size() > 1 && !special && !madeByMerges.count(bytes)) {
       ++unmade;
       if (!firstUnmade || id < tok->bytesToId.at(*firstUnmade))
@@ -199,9 +200,10 @@ std::unique_ptr<GPT2Tokenizer> GPT2Tokenizer::load(const std::string &dir) {
     }
   }
   if (unmade)
-    fail(mergesPath, ": ", unmade, " symbols of ", encoderPath,
-         " are made by no merge (the first by id: id ",
-         tok->bytesToId.at(*firstUnmade),
-         "); is the file truncated? It has ", rank, " merge lines");
+    fail(mergesPath, ": ", unmade, unmade == 1 ? " symbol" : " symbols", " of ",
+         encoderPath, unmade == 1 ? " is" : " are",
+         " made by no merge (the first by id: id ",
+         tok->bytesToId.at(*firstUnmade), "); is the file truncated? It has ",
+         rank, rank == 1 ? " merge line" : " merge lines");
   return tok;
 }

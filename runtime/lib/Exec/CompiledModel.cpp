@@ -150,8 +150,25 @@ static void keepFreedMemory() {
   (void)done;
 }
 
+/// Sorts every object's members by key, so that two documents that differ
+/// only in the order of their keys write the same.
+static void sortKeys(json::Value &value) {
+  if (value.isArray())
+    for (json::Value &element : value.getArray())
+      sortKeys(element);
+  if (!value.isObject())
+    return;
+  json::Value::Object &members = value.getObject();
+  for (json::Member &member : members)
+    sortKeys(member.value);
+  std::stable_sort(members.begin(), members.end(),
+                   [](const json::Member &a, const json::Member &b) {
+                     return a.key < b.key;
+                   });
+}
+
 /// The manifest without the library's checksum (which mixc adds after
-/// compiling the library), as compact JSON.
+/// compiling the library), as compact JSON with sorted keys.
 static std::string withoutChecksum(json::Value value) {
   if (value.isObject()) {
     json::Value::Object &members = value.getObject();
@@ -161,6 +178,7 @@ static std::string withoutChecksum(json::Value value) {
                                  }),
                   members.end());
   }
+  sortKeys(value);
   return json::write(value);
 }
 

@@ -171,7 +171,10 @@ TEST(GPT2Tokenizer, LoaderErrorsNameTheFile) {
   EXPECT_EQ(errorOf([&] { GPT2Tokenizer::load(dir.path); }),
             merges + ": 2 symbols of " + enc +
                 " are made by no merge (the first by id: id 257); is the "
-                "file truncated? It has 1 merge lines");
+                "file truncated? It has 1 merge line");
+  // Added tokens in angle brackets are made by no merge.
+  test::writeTinyGPT2(dir.path, {"ab", "<pad>", "<|endoftext|>"}, {{"a", "b"}});
+  EXPECT_EQ(GPT2Tokenizer::load(dir.path)->encode("ab"), (Ids{256}));
 }
 
 TEST(GPT2Tokenizer, MergeAfterTheLastNewlineIsIgnored) {

@@ -161,8 +161,8 @@ TEST(ManifestTest, RejectsOtherFormatsAndVersions) {
   EXPECT_TRUE(rejects([](json::Value &v) { erase(v, "format"); },
                       {"format", "not a mixpkg manifest"}));
   EXPECT_TRUE(rejects(
-      [](json::Value &v) { member(v, "format_version") = 3; },
-      {"format_version", "reads format version 2", "the package has 3"}));
+      [](json::Value &v) { member(v, "format_version") = 4; },
+      {"format_version", "reads format version 3", "the package has 4"}));
   EXPECT_TRUE(rejects([](json::Value &v) { member(v, "format_version") = "1"; },
                       {"format_version", "the package has \"1\""}));
 }

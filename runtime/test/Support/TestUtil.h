@@ -120,7 +120,7 @@ inline void erase(json::Value &object, const std::string &key) {
 inline json::Value sampleManifest() {
   return json::parse(R"({
     "format": "mixpkg",
-    "format_version": 2,
+    "format_version": 3,
     "compiler": "mixc 0.1.0",
     "target": "cpu",
     "batch": 2,
