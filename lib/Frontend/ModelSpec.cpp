@@ -574,11 +574,16 @@ llvm::json::Value ModelSpec::toJSON() const {
            {"d_ff", dFF},
            {"layer_norm_eps", layerNormEps},
            {"init", Object{{"seed", init.seed}, {"std", init.std}}}};
-  if (arch == Arch::CMoLLM)
+  if (arch == Arch::CMoLLM) {
     o["cmollm"] = Object{{"streams", cmollm.streams},
                          {"gating", gatingName(cmollm.gating)},
-                         {"gate_heads", cmollm.gateHeads},
                          {"balance_alpha", cmollm.balanceAlpha}};
+    // A gate_heads that is written is checked when read back: the default
+    // of a gating that does not read it may not divide d_model and d_ff,
+    // and is left out then.
+    if (dModel % cmollm.gateHeads == 0 && dFF % cmollm.gateHeads == 0)
+      (*o.getObject("cmollm"))["gate_heads"] = cmollm.gateHeads;
+  }
   if (arch == Arch::ParaScale)
     o["parascale"] = Object{{"streams", parascale.streams},
                             {"prefix_tokens", parascale.prefixTokens},
