@@ -232,7 +232,10 @@ llvm::Error mlir::mix::writePackage(
           }))
     return cleanup(std::move(e));
 
-  // Replace an older package only now that the new one is complete.
+  // Replace an older package only now that the new one is complete, and
+  // only if it still is one: the compile took a while.
+  if (llvm::Error e = checkPackageDestination(path))
+    return cleanup(std::move(e));
   if (llvm::sys::fs::is_directory(path)) {
     llvm::SmallString<256> old(path);
     old += llvm::formatv(".old{0}", llvm::sys::Process::getProcessId()).str();

@@ -671,11 +671,15 @@ int mixrt::train(const TrainOptions &o) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
     double eta = elapsed / double(step - firstStep) * double(o.steps - step);
+    // Before the first evaluation there is no validation loss to show.
+    char val[32] = "-";
+    if (!std::isnan(lastVal))
+      std::snprintf(val, sizeof val, "%.4f", lastVal);
     char buf[256];
     std::snprintf(buf, sizeof buf,
-                  "step %lld/%lld  loss %.4f  val_ce %.4f  %.0f tok/s  "
+                  "step %lld/%lld  loss %.4f  val_ce %s  %.0f tok/s  "
                   "elapsed %s  left %s",
-                  (long long)step, (long long)o.steps, loss.loss, lastVal, tps,
+                  (long long)step, (long long)o.steps, loss.loss, val, tps,
                   formatDuration(elapsed).c_str(), formatDuration(eta).c_str());
     if (tty) {
       int width = 24, done = int(width * step / o.steps);
