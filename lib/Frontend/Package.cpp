@@ -128,9 +128,12 @@ static llvm::Error writeFile(const llvm::Twine &path,
 
 std::string mlir::mix::getManifestSource(const PackageContents &contents) {
   std::string json = llvm::formatv("{0}", manifestJSON(contents)).str();
-  std::string out = "const char mix_package_manifest[] = \"";
+  // Exported whatever the support code's visibility flags; `?` escaped so
+  // that no "??x" can read as a trigraph.
+  std::string out = "__attribute__((visibility(\"default\"), used))\n"
+                    "const char mix_package_manifest[] = \"";
   for (unsigned char c : json) {
-    if (c == '"' || c == '\\')
+    if (c == '"' || c == '\\' || c == '?')
       out += '\\';
     if (c >= 0x20 && c < 0x7f) {
       out += static_cast<char>(c);
