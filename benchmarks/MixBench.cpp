@@ -166,6 +166,10 @@ struct Options {
   // many cores busy are measured again once the machine is idle.
   double maxOtherLoad = 0.25;
   int retries = 2, maxWait = 900;
+  // Rounds of (compiled, libtorch fp32) a row: each side's result is its
+  // round of median step time, so that the machine's drift during a row
+  // falls on both sides.
+  int rounds = 1;
   std::vector<std::string> argv;
 };
 
@@ -199,6 +203,8 @@ const char *kUsage =
                      cores busy (from /proc/stat) is measured again
                      (default 0.25)
   --retries N        at most N times (default 2; 0 with --quick)
+  --rounds N         time compiled and libtorch fp32 alternately N times a
+                     row; each side reports its median round (default 1)
   --max-wait S       waiting at most S seconds for an idle machine first
                      (default 900; 0 with --quick)
 )";
@@ -283,7 +289,11 @@ Options parseOptions(int argc, char **argv) {
       o.bf16Threads = std::stoi(value(i));
     else if (a == "--max-other-load")
       o.maxOtherLoad = std::stod(value(i));
-    else if (a == "--retries") {
+    else if (a == "--rounds") {
+      o.rounds = std::stoi(value(i));
+      if (o.rounds < 1)
+        throw std::runtime_error("--rounds must be at least 1");
+    } else if (a == "--retries") {
       o.retries = std::stoi(value(i));
       retriesSet = true;
     } else if (a == "--max-wait") {
@@ -959,11 +969,36 @@ int main(int argc, char **argv) {
       std::string err;
       std::cerr << "mix-bench: " << size << "/" << c.name
                 << ": compiled, libtorch fp32";
-      auto res = measured(
-          {"--child compiled" + common + stepArgs(o.steps, o.warmup),
-           "--child torch" + common + threadArgs + stepArgs(o.steps, o.warmup)},
-          err, row.other);
-      const std::vector<Result> &rc = res[0], &rt = res[1];
+      // Each side's rounds; the median round by median step time.
+      std::vector<Result> compiledRounds, torchRounds;
+      for (int round = 0; round < o.rounds; ++round) {
+        double other = 0;
+        auto res = measured(
+            {"--child compiled" + common + stepArgs(o.steps, o.warmup),
+             "--child torch" + common + threadArgs +
+                 stepArgs(o.steps, o.warmup)},
+            err, other);
+        row.other = std::max(row.other, other);
+        if (res[0].empty() || res[1].empty()) {
+          compiledRounds.clear();
+          break;
+        }
+        compiledRounds.push_back(res[0][0]);
+        torchRounds.push_back(res[1][0]);
+      }
+      auto medianRound = [](std::vector<Result> rounds) {
+        std::vector<Result> out;
+        if (rounds.empty())
+          return out;
+        std::sort(rounds.begin(), rounds.end(),
+                  [](const Result &a, const Result &b) {
+                    return num(a, "median_s") < num(b, "median_s");
+                  });
+        out.push_back(rounds[(rounds.size() - 1) / 2]);
+        return out;
+      };
+      std::vector<Result> rc = medianRound(compiledRounds),
+                          rt = medianRound(torchRounds);
       if (!rc.empty())
         row.compiled = rc[0];
       if (!rt.empty())
@@ -1138,7 +1173,13 @@ int main(int argc, char **argv) {
      << "Compiled: mixc's package through mixrt::CompiledModel (@grad + "
      << "@adamw). Median of " << o.steps << " timed steps after " << o.warmup
      << " warm-up (bf16: " << o.bf16Steps << " after " << o.bf16Warmup
-     << ").\n\n";
+     << ")"
+     << (o.rounds > 1
+             ? "; fp32 compiled and libtorch alternately " +
+                   std::to_string(o.rounds) +
+                   " times a row, each side's median round"
+             : std::string())
+     << ".\n\n";
   md << "### Training step (grad + AdamW)\n\n"
      << "| size | model | compiled tok/s | libtorch fp32 tok/s | compiled / "
         "libtorch | libtorch bf16 tok/s | compiled bf16 tok/s (/ libtorch "
