@@ -54,9 +54,10 @@ static void addLoopTime(void *fn, double seconds) {
     }
 }
 
-/* C += A B for row-major views given as (ptr, offset, sizes, strides).
-   oneDNN's sgemm takes a view whose inner or outer stride is 1 (the other
-   then a leading dimension, possibly transposed); anything else is looped. */
+/* C = A B + beta C for row-major views given as (ptr, offset, sizes,
+   strides), beta 0 or 1 (with 0, C is not read). oneDNN's sgemm takes a
+   view whose inner or outer stride is 1 (the other then a leading
+   dimension, possibly transposed); anything else is looped. */
 static int leading(int64_t rows, int64_t cols, int64_t s0, int64_t s1,
                    char *trans, int64_t *ld) {
   if (s1 == 1 && s0 >= (cols > 1 ? cols : 1)) { *trans = 'N'; *ld = s0; return 1; }
@@ -66,18 +67,18 @@ static int leading(int64_t rows, int64_t cols, int64_t s0, int64_t s1,
 
 static void gemm(const float *a, int64_t as0, int64_t as1, const float *b,
                  int64_t bs0, int64_t bs1, float *c, int64_t cs0, int64_t cs1,
-                 int64_t m, int64_t n, int64_t k) {
+                 int64_t m, int64_t n, int64_t k, float beta) {
   char ta, tb, tc;
   int64_t lda, ldb, ldc;
   if (m > 0 && n > 0 && k > 0 && leading(m, k, as0, as1, &ta, &lda) &&
       leading(k, n, bs0, bs1, &tb, &ldb) &&
       leading(m, n, cs0, cs1, &tc, &ldc) && tc == 'N' &&
-      dnnl_sgemm(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 1.0f, c, ldc) ==
+      dnnl_sgemm(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc) ==
           dnnl_success)
     return;
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
-      float acc = c[i * cs0 + j * cs1];
+      float acc = beta == 0.0f ? 0.0f : c[i * cs0 + j * cs1];
       for (int64_t p = 0; p < k; ++p)
         acc += a[i * as0 + p * as1] * b[p * bs0 + j * bs1];
       c[i * cs0 + j * cs1] = acc;
@@ -427,15 +428,31 @@ static void zero(float *c, const int64_t *cs, int64_t b0, int64_t b1,
           row[j * cs[3]] = bias ? bias[j * biasStride] : 0.0f;
       }
 }
-/* C += A B for every batch index, through sgemm or loops. */
+/* C = A B + beta C for every batch index, through sgemm or loops. */
 static void gemmEach(const Shape *x, const float *a, const int64_t *as,
-                     const float *b, const int64_t *bs, float *c) {
+                     const float *b, const int64_t *bs, float *c,
+                     float beta) {
   const int64_t *cs = x->cs;
   for (int64_t i0 = 0; i0 < x->b0; ++i0)
     for (int64_t i1 = 0; i1 < x->b1; ++i1)
       gemm(a + i0 * as[0] + i1 * as[1], as[2], as[3],
            b + i0 * bs[0] + i1 * bs[1], bs[2], bs[3],
-           c + i0 * cs[0] + i1 * cs[1], cs[2], cs[3], x->m, x->n, x->k);
+           c + i0 * cs[0] + i1 * cs[1], cs[2], cs[3], x->m, x->n, x->k,
+           beta);
+}
+/* Whether an f32 product runs faster through oneDNN's sgemm than through
+   its matmul primitive. oneDNN 2.6's brgemm matmul, given A and B both
+   row-major and C wider than the contraction, runs 20-25% below sgemm in
+   the training step, though not when timed alone: the wide model's
+   C = dY W (1024 x 3072 x 768, the FFN's down-projection backward) at
+   150-165 GFLOP/s against 200-208 (MIXRT_PROFILE with and without
+   MIXRT_MATMUL=sgemm; docs/performance.md). Every other layout the
+   models use runs as fast or faster as a primitive. A fixed rule, not a
+   timed choice: which routine computes a product changes its rounding,
+   and a run must reproduce itself bit for bit. */
+static int prefersSgemm(const Shape *x, int64_t biasStride) {
+  return x->b0 == 1 && x->b1 == 1 && !biasStride && x->as[3] == 1 &&
+         x->bs[3] == 1 && x->cs[3] == 1 && x->n > x->k;
 }
 /* C += A B, or C = A B when `accumulate` is 0 (plus the bias in every row
    when `bias` is not null), for the shape `x` (A and B hold f32, or bf16
@@ -472,12 +489,15 @@ static void matmulAt(Site *s, const Shape *x, void *a, void *b, float *c,
                         x->cs[3]};
   if (s && s->state == 0) {
     s->key = key;
-    /* MIXRT_MATMUL=sgemm skips the primitives, for comparisons. */
+    /* For comparisons, MIXRT_MATMUL=sgemm skips the primitives and
+       MIXRT_MATMUL=primitive uses them wherever oneDNN has one. */
     const char *choice = getenv("MIXRT_MATMUL");
     int sgemm = choice && strcmp(choice, "sgemm") == 0;
+    int rule = !(choice && strcmp(choice, "primitive") == 0);
     if (!bf16)
-      s->state = !sgemm && createPrimitive(s, x, NULL, dnnl_f32, accumulate,
-                                           biasStride)
+      s->state = !sgemm && !(rule && prefersSgemm(x, biasStride)) &&
+                         createPrimitive(s, x, NULL, dnnl_f32, accumulate,
+                                         biasStride)
                      ? 1 : 2;
     else if (!sgemm && createPrimitive(s, x, NULL, dnnl_bf16, accumulate,
                                        biasStride))
@@ -503,17 +523,19 @@ static void matmulAt(Site *s, const Shape *x, void *a, void *b, float *c,
       abort(); /* out of memory: nothing sensible to compute */
     }
     if (!(same && s->state == 3 && execute(s, wa, wb, c, bias))) {
-      if (!accumulate)
+      if (!accumulate && bias)
         zero(c, x->cs, b0, b1, m, n, bias, biasStride);
-      gemmEach(x, wa, packed, wb, packed + 4, c);
+      gemmEach(x, wa, packed, wb, packed + 4, c,
+               accumulate || bias ? 1.0f : 0.0f);
     }
     free(wa);
     free(wb);
     return;
   }
-  if (!accumulate)
+  if (!accumulate && bias)
     zero(c, x->cs, b0, b1, m, n, bias, biasStride);
-  gemmEach(x, (const float *)a, x->as, (const float *)b, x->bs, c);
+  gemmEach(x, (const float *)a, x->as, (const float *)b, x->bs, c,
+           accumulate || bias ? 1.0f : 0.0f);
 }
 /* The mix.triangle kinds (mix-causal-products): A[i, k] = 0 for k > i + p
    (0) or for k < i - p (1); C[i, j] for j > i + p not needed (2). */
