@@ -204,7 +204,8 @@ const char *kUsage =
                      (default 0.25)
   --retries N        at most N times (default 2; 0 with --quick)
   --rounds N         time compiled and libtorch fp32 alternately N times a
-                     row; each side reports its median round (default 1)
+                     row (and each 1-layer model of the layer benchmark);
+                     each side reports its median round (default 1)
   --max-wait S       waiting at most S seconds for an idle machine first
                      (default 900; 0 with --quick)
 )";
@@ -765,6 +766,19 @@ double num(const Result &r, const std::string &k) {
   return it == r.end() ? NAN : std::atof(it->second.c_str());
 }
 
+/// The median of a side's rounds by median step time (the lower middle of
+/// an even count); empty when there were none.
+std::vector<Result> medianRound(std::vector<Result> rounds) {
+  std::vector<Result> out;
+  if (rounds.empty())
+    return out;
+  std::sort(rounds.begin(), rounds.end(), [](const Result &a, const Result &b) {
+    return num(a, "median_s") < num(b, "median_s");
+  });
+  out.push_back(rounds[(rounds.size() - 1) / 2]);
+  return out;
+}
+
 struct Package {
   fs::path dir, pkg;
   std::string order; // the cMoLLM mixing order mixc chose
@@ -986,17 +1000,6 @@ int main(int argc, char **argv) {
         compiledRounds.push_back(res[0][0]);
         torchRounds.push_back(res[1][0]);
       }
-      auto medianRound = [](std::vector<Result> rounds) {
-        std::vector<Result> out;
-        if (rounds.empty())
-          return out;
-        std::sort(rounds.begin(), rounds.end(),
-                  [](const Result &a, const Result &b) {
-                    return num(a, "median_s") < num(b, "median_s");
-                  });
-        out.push_back(rounds[(rounds.size() - 1) / 2]);
-        return out;
-      };
       std::vector<Result> rc = medianRound(compiledRounds),
                           rt = medianRound(torchRounds);
       if (!rc.empty())
@@ -1090,12 +1093,24 @@ int main(int argc, char **argv) {
         std::string err;
         std::cerr << "mix-bench: layer " << size << " N=" << n
                   << ": 1-layer model, compiled and libtorch\n";
-        double other = 0;
-        auto res = measured({"--child compiled" + common,
-                             "--child torch" + common + threadArgs},
-                            err, other);
-        layerOther[size] = std::max(layerOther[size], other);
-        const std::vector<Result> &rc = res[0], &rt = res[1];
+        // The fit over N magnifies one slow measurement, so the layer's
+        // models take --rounds too.
+        std::vector<Result> compiledRounds, torchRounds;
+        for (int round = 0; round < o.rounds; ++round) {
+          double other = 0;
+          auto res = measured({"--child compiled" + common,
+                               "--child torch" + common + threadArgs},
+                              err, other);
+          layerOther[size] = std::max(layerOther[size], other);
+          if (res[0].empty() || res[1].empty()) {
+            compiledRounds.clear();
+            break;
+          }
+          compiledRounds.push_back(res[0][0]);
+          torchRounds.push_back(res[1][0]);
+        }
+        std::vector<Result> rc = medianRound(compiledRounds),
+                            rt = medianRound(torchRounds);
         if (rc.empty() || rt.empty()) {
           layerNotes.push_back(size + " N=" + std::to_string(n) + ": " + err);
           continue;
