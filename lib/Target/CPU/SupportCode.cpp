@@ -465,10 +465,13 @@ static void matmulAt(Site *s, const Shape *x, void *a, void *b, float *c,
     return;
   if (!bias)
     biasStride = 0;
-  else if (biasStride == 0) {
-    /* A broadcast scalar: no oneDNN bias (its stride would be 0). */
-    zero(c, x->cs, b0, b1, m, n, bias, 0);
+  else if (biasStride != 1) {
+    /* A broadcast scalar (stride 0) or a strided vector: oneDNN 2.6's
+       matmul reads its bias as contiguous whatever the strides given, so
+       C starts as the bias in every row and the product accumulates. */
+    zero(c, x->cs, b0, b1, m, n, bias, biasStride);
     bias = NULL;
+    biasStride = 0;
     accumulate = 1;
   }
   if (k == 0) {
