@@ -247,6 +247,18 @@ llvm::Error mlir::mix::writePackage(
       return cleanup(llvm::createStringError(ec, "cannot replace '%s': %s",
                                              path.str().c_str(),
                                              ec.message().c_str()));
+    // What was renamed is what gets deleted: check it once more under its
+    // new name, which no one else uses, so that a package swapped for a
+    // symbolic link after the check above is put back, not followed.
+    if (llvm::Error e = checkPackageDestination(old)) {
+      llvm::consumeError(std::move(e));
+      llvm::sys::fs::rename(old, path);
+      return cleanup(llvm::createStringError(
+          std::make_error_code(std::errc::file_exists),
+          "'%s' changed while the package was compiled and is no longer a "
+          "package directory; left as it is",
+          path.str().c_str()));
+    }
     if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
       llvm::sys::fs::rename(old, path);
       return cleanup(llvm::createStringError(ec, "cannot write '%s': %s",
