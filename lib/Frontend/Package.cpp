@@ -191,6 +191,19 @@ llvm::Error mlir::mix::checkPackageDestination(llvm::StringRef path) {
   return llvm::Error::success();
 }
 
+/// Deletes one of writePackage's own directories (the temporary package or
+/// the moved-aside old one), unlinking rather than following a symbolic
+/// link found under its name.
+static void removeOwnDirectory(llvm::StringRef path) {
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(path, status, /*Follow=*/false) &&
+      status.type() == llvm::sys::fs::file_type::symlink_file) {
+    llvm::sys::fs::remove(path);
+    return;
+  }
+  llvm::sys::fs::remove_directories(path);
+}
+
 llvm::Error mlir::mix::writePackage(
     llvm::StringRef path, const PackageContents &contents,
     llvm::function_ref<llvm::Error(llvm::StringRef dir)> writeArtifacts) {
@@ -198,13 +211,13 @@ llvm::Error mlir::mix::writePackage(
     return e;
   llvm::SmallString<256> tmp(path);
   tmp += llvm::formatv(".tmp{0}", llvm::sys::Process::getProcessId()).str();
-  llvm::sys::fs::remove_directories(tmp);
+  removeOwnDirectory(tmp);
   if (std::error_code ec = llvm::sys::fs::create_directories(tmp))
     return llvm::createStringError(
         ec, "cannot write '%s': cannot create '%s': %s", path.str().c_str(),
         tmp.c_str(), ec.message().c_str());
   auto cleanup = [&](llvm::Error e) {
-    llvm::sys::fs::remove_directories(tmp);
+    removeOwnDirectory(tmp);
     return e;
   };
   if (llvm::Error e =
@@ -242,7 +255,7 @@ llvm::Error mlir::mix::writePackage(
   if (llvm::sys::fs::is_directory(path)) {
     llvm::SmallString<256> old(path);
     old += llvm::formatv(".old{0}", llvm::sys::Process::getProcessId()).str();
-    llvm::sys::fs::remove_directories(old);
+    removeOwnDirectory(old);
     if (std::error_code ec = llvm::sys::fs::rename(path, old))
       return cleanup(llvm::createStringError(ec, "cannot replace '%s': %s",
                                              path.str().c_str(),
@@ -265,7 +278,7 @@ llvm::Error mlir::mix::writePackage(
                                              path.str().c_str(),
                                              ec.message().c_str()));
     }
-    llvm::sys::fs::remove_directories(old);
+    removeOwnDirectory(old);
     return llvm::Error::success();
   }
   if (std::error_code ec = llvm::sys::fs::rename(tmp, path))
