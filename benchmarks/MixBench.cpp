@@ -964,6 +964,26 @@ int main(int argc, char **argv) {
                 << " cores busy meanwhile: measuring again\n";
     }
   };
+  // The compiled and the libtorch child alternately, --rounds times; each
+  // side's median round by median step time, both empty if a round failed.
+  // `other` is the most other load any round saw.
+  auto alternated = [&](const std::string &compiledArgs,
+                        const std::string &torchArgs, std::string &err,
+                        double &other) {
+    std::vector<Result> compiledRounds, torchRounds;
+    other = 0;
+    for (int round = 0; round < o.rounds; ++round) {
+      double roundOther = 0;
+      auto res = measured({compiledArgs, torchArgs}, err, roundOther);
+      other = std::max(other, roundOther);
+      if (res[0].empty() || res[1].empty())
+        return std::make_pair(std::vector<Result>(), std::vector<Result>());
+      compiledRounds.push_back(res[0][0]);
+      torchRounds.push_back(res[1][0]);
+    }
+    return std::make_pair(medianRound(compiledRounds),
+                          medianRound(torchRounds));
+  };
 
   for (const std::string &size : o.sizes)
     for (const ModelConfig &c : mixbench::benchmarkModels(size)) {
@@ -983,25 +1003,12 @@ int main(int argc, char **argv) {
       std::string err;
       std::cerr << "mix-bench: " << size << "/" << c.name
                 << ": compiled, libtorch fp32";
-      // Each side's rounds; the median round by median step time.
-      std::vector<Result> compiledRounds, torchRounds;
-      for (int round = 0; round < o.rounds; ++round) {
-        double other = 0;
-        auto res = measured(
-            {"--child compiled" + common + stepArgs(o.steps, o.warmup),
-             "--child torch" + common + threadArgs +
-                 stepArgs(o.steps, o.warmup)},
-            err, other);
-        row.other = std::max(row.other, other);
-        if (res[0].empty() || res[1].empty()) {
-          compiledRounds.clear();
-          break;
-        }
-        compiledRounds.push_back(res[0][0]);
-        torchRounds.push_back(res[1][0]);
-      }
-      std::vector<Result> rc = medianRound(compiledRounds),
-                          rt = medianRound(torchRounds);
+      double other = 0;
+      auto [rc, rt] = alternated(
+          "--child compiled" + common + stepArgs(o.steps, o.warmup),
+          "--child torch" + common + threadArgs + stepArgs(o.steps, o.warmup),
+          err, other);
+      row.other = std::max(row.other, other);
       if (!rc.empty())
         row.compiled = rc[0];
       if (!rt.empty())
@@ -1095,22 +1102,11 @@ int main(int argc, char **argv) {
                   << ": 1-layer model, compiled and libtorch\n";
         // The fit over N magnifies one slow measurement, so the layer's
         // models take --rounds too.
-        std::vector<Result> compiledRounds, torchRounds;
-        for (int round = 0; round < o.rounds; ++round) {
-          double other = 0;
-          auto res = measured({"--child compiled" + common,
-                               "--child torch" + common + threadArgs},
-                              err, other);
-          layerOther[size] = std::max(layerOther[size], other);
-          if (res[0].empty() || res[1].empty()) {
-            compiledRounds.clear();
-            break;
-          }
-          compiledRounds.push_back(res[0][0]);
-          torchRounds.push_back(res[1][0]);
-        }
-        std::vector<Result> rc = medianRound(compiledRounds),
-                            rt = medianRound(torchRounds);
+        double other = 0;
+        auto [rc, rt] =
+            alternated("--child compiled" + common,
+                       "--child torch" + common + threadArgs, err, other);
+        layerOther[size] = std::max(layerOther[size], other);
         if (rc.empty() || rt.empty()) {
           layerNotes.push_back(size + " N=" + std::to_string(n) + ": " + err);
           continue;
