@@ -21,6 +21,7 @@
 #include <dlfcn.h>
 
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -37,6 +38,15 @@ using Matmul2Bias = void (*)(int64_t, float *, int64_t, int64_t, int64_t,
                              int64_t, int64_t, int64_t, float *, int64_t,
                              int64_t, int64_t, int64_t, int64_t, float *,
                              int64_t, int64_t, int64_t);
+using Matmul2BF16 = void (*)(int64_t, uint16_t *, int64_t, int64_t, int64_t,
+                             int64_t, int64_t, uint16_t *, int64_t, int64_t,
+                             int64_t, int64_t, int64_t, float *, int64_t,
+                             int64_t, int64_t, int64_t, int64_t);
+using Matmul2BiasBF16 = void (*)(int64_t, uint16_t *, int64_t, int64_t,
+                                 int64_t, int64_t, int64_t, uint16_t *,
+                                 int64_t, int64_t, int64_t, int64_t, int64_t,
+                                 float *, int64_t, int64_t, int64_t, int64_t,
+                                 int64_t, float *, int64_t, int64_t, int64_t);
 using Matmul3 = void (*)(int64_t, float *, int64_t, int64_t, int64_t, int64_t,
                          int64_t, int64_t, int64_t, float *, int64_t, int64_t,
                          int64_t, int64_t, int64_t, int64_t, int64_t, float *,
@@ -54,6 +64,8 @@ public:
   Matmul2 matmul = nullptr, matmulSet = nullptr;
   Matmul2Bias matmulBias = nullptr;
   Matmul3 batchMatmul = nullptr, batchMatmulSet = nullptr;
+  Matmul2BF16 matmulBF16 = nullptr, matmulSetBF16 = nullptr;
+  Matmul2BiasBF16 matmulBiasBF16 = nullptr;
 
 private:
   SupportLibrary() {
@@ -103,7 +115,14 @@ private:
         reinterpret_cast<Matmul3>(dlsym(handle, "mixrt_batch_matmul"));
     batchMatmulSet =
         reinterpret_cast<Matmul3>(dlsym(handle, "mixrt_batch_matmul_set"));
-    if (!matmul || !matmulSet || !matmulBias || !batchMatmul || !batchMatmulSet)
+    matmulBF16 =
+        reinterpret_cast<Matmul2BF16>(dlsym(handle, "mixrt_matmul_bf16"));
+    matmulSetBF16 =
+        reinterpret_cast<Matmul2BF16>(dlsym(handle, "mixrt_matmul_set_bf16"));
+    matmulBiasBF16 = reinterpret_cast<Matmul2BiasBF16>(
+        dlsym(handle, "mixrt_matmul_bias_bf16"));
+    if (!matmul || !matmulSet || !matmulBias || !batchMatmul ||
+        !batchMatmulSet || !matmulBF16 || !matmulSetBF16 || !matmulBiasBF16)
       error = "an entry point is missing from the support code";
   }
 };
@@ -114,6 +133,21 @@ struct View {
   int64_t offset = 0, s0 = 0, s1 = 0;
   float &at(int64_t i, int64_t j) { return data[offset + i * s0 + j * s1]; }
 };
+
+/// The bf16 value of `x` rounded toward zero, as a float (exact) and as
+/// its 16 bits (the high half of the float's).
+float toBF16Value(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  bits &= 0xffff0000u;
+  std::memcpy(&x, &bits, sizeof bits);
+  return x;
+}
+uint16_t bf16Bits(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return uint16_t(bits >> 16);
+}
 
 /// Lays out a (rows x cols) view: row-major, transposed (column-major), or
 /// with no unit stride (every other element of a row-major array, which no
@@ -150,8 +184,11 @@ enum class Form { Accumulate, Overwrite, Bias, StridedBias };
 /// Runs C = A B (+ C, + bias) through the support code twice (the first
 /// call makes the site's primitive or picks its routine, the second reuses
 /// it) and compares with a double-precision product. `mode` is
-/// MIXRT_MATMUL ("" for the default choice).
-void check(const Case &c, Form form, const char *mode, int64_t site) {
+/// MIXRT_MATMUL ("" for the default choice). With `bf16`, A and B are
+/// passed as bf16 (the _bf16 entry points), their values rounded to bf16
+/// first so that the reference uses the same ones.
+void check(const Case &c, Form form, const char *mode, int64_t site,
+           bool bf16 = false) {
   SupportLibrary &lib = SupportLibrary::get();
   ASSERT_EQ(lib.error, "");
   std::mt19937 rng{static_cast<unsigned>(site)};
@@ -166,6 +203,18 @@ void check(const Case &c, Form form, const char *mode, int64_t site) {
   for (int64_t i = 0; i < c.k; ++i)
     for (int64_t j = 0; j < c.n; ++j)
       b.at(i, j) = dist(rng);
+  // The bf16 copies of A and B, laid out as the f32 ones (NaN padding
+  // stays NaN).
+  std::vector<uint16_t> a16, b16;
+  if (bf16) {
+    for (View *v : {&a, &b})
+      for (float &x : v->data)
+        x = toBF16Value(x);
+    for (float x : a.data)
+      a16.push_back(bf16Bits(x));
+    for (float x : b.data)
+      b16.push_back(bf16Bits(x));
+  }
   const int64_t biasStride = form == Form::StridedBias ? 2 : 1;
   std::vector<float> bias(2 * c.n, NAN);
   for (int64_t j = 0; j < c.n; ++j)
@@ -187,7 +236,19 @@ void check(const Case &c, Form form, const char *mode, int64_t site) {
         for (int64_t j = 0; j < c.n; ++j)
           out.at(i, j) = form == Form::Accumulate ? start[i * c.n + j] : NAN;
     float *pa = a.data.data(), *pb = b.data.data(), *pc = out.data.data();
-    switch (form) {
+    if (bf16) {
+      uint16_t *qa = a16.data(), *qb = b16.data();
+      if (form == Form::Accumulate || form == Form::Overwrite)
+        (form == Form::Accumulate ? lib.matmulBF16 : lib.matmulSetBF16)(
+            site, qa, a.offset, c.m, c.k, a.s0, a.s1, qb, b.offset, c.k, c.n,
+            b.s0, b.s1, pc, out.offset, c.m, c.n, out.s0, out.s1);
+      else
+        lib.matmulBiasBF16(site, qa, a.offset, c.m, c.k, a.s0, a.s1, qb,
+                           b.offset, c.k, c.n, b.s0, b.s1, pc, out.offset, c.m,
+                           c.n, out.s0, out.s1, bias.data(), 0, c.n,
+                           biasStride);
+    } else {
+      switch (form) {
     case Form::Accumulate:
     case Form::Overwrite:
       (form == Form::Accumulate ? lib.matmul : lib.matmulSet)(
@@ -200,6 +261,7 @@ void check(const Case &c, Form form, const char *mode, int64_t site) {
                      c.k, c.n, b.s0, b.s1, pc, out.offset, c.m, c.n, out.s0,
                      out.s1, bias.data(), 0, c.n, biasStride);
       break;
+    }
     }
     for (int64_t i = 0; i < c.m; ++i)
       for (int64_t j = 0; j < c.n; ++j) {
@@ -218,7 +280,7 @@ void check(const Case &c, Form form, const char *mode, int64_t site) {
             << "C[" << i << ", " << j << "], call " << call + 1 << ", m n k "
             << c.m << " " << c.n << " " << c.k << ", layouts of A and B "
             << int(c.a) << " " << int(c.b) << ", form " << int(form)
-            << ", MIXRT_MATMUL '" << mode << "'";
+            << ", MIXRT_MATMUL '" << mode << "'" << (bf16 ? ", bf16" : "");
       }
     // Nothing outside the view was written: the padding at the end of
     // each row and the elements before the offset.
@@ -253,6 +315,25 @@ TEST(SupportMatmul, EveryLayoutRoutineAndForm) {
           for (const char *mode : kModes) {
             Case c{shape[0], shape[1], shape[2], la, lb};
             check(c, form, mode, site++);
+            if (HasFatalFailure())
+              return;
+          }
+}
+
+/// bf16 operands (the bf16 primitive where oneDNN has one, else widened to
+/// f32; with MIXRT_MATMUL=sgemm widened for sgemm or the loops), every
+/// layout and form.
+TEST(SupportMatmul, BF16Operands) {
+  const int64_t shapes[][3] = {{37, 53, 19}, {41, 17, 29}};
+  int64_t site = 2000;
+  for (const auto &shape : shapes)
+    for (Layout la : kLayouts)
+      for (Layout lb : kLayouts)
+        for (Form form : {Form::Accumulate, Form::Overwrite, Form::Bias,
+                          Form::StridedBias})
+          for (const char *mode : kModes) {
+            Case c{shape[0], shape[1], shape[2], la, lb};
+            check(c, form, mode, site++, /*bf16=*/true);
             if (HasFatalFailure())
               return;
           }
