@@ -451,8 +451,10 @@ static void gemmEach(const Shape *x, const float *a, const int64_t *as,
    timed choice: which routine computes a product changes its rounding,
    and a run must reproduce itself bit for bit. */
 static int prefersSgemm(const Shape *x, int64_t biasStride) {
+  /* Row-major with leading dimensions sgemm takes (no broadcast rows). */
   return x->b0 == 1 && x->b1 == 1 && !biasStride && x->as[3] == 1 &&
-         x->bs[3] == 1 && x->cs[3] == 1 && x->n > x->k;
+         x->as[2] >= x->k && x->bs[3] == 1 && x->bs[2] >= x->n &&
+         x->cs[3] == 1 && x->cs[2] >= x->n && x->n > x->k;
 }
 /* C += A B, or C = A B when `accumulate` is 0 (plus the bias in every row
    when `bias` is not null), for the shape `x` (A and B hold f32, or bf16
