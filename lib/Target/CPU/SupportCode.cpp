@@ -122,6 +122,8 @@ typedef struct Site {
   int64_t calls;
   double seconds, firstSeconds;
   int called;
+  /* State 2 because prefersSgemm chose sgemm (the profile says so). */
+  int sgemmByRule;
 } Site;
 static Site *sites;
 static int64_t numSites;
@@ -293,6 +295,7 @@ static void printProfile(void) {
                                 : "AB",
             s->state == 1   ? ""
             : s->state == 5 ? " (triangle skipped)"
+            : s->sgemmByRule ? " (sgemm by rule)"
                             : " (fallback)",
             s->calls ? "" : " (first call only)");
   }
@@ -499,8 +502,9 @@ static void matmulAt(Site *s, const Shape *x, void *a, void *b, float *c,
     const char *choice = getenv("MIXRT_MATMUL");
     int sgemm = choice && strcmp(choice, "sgemm") == 0;
     int rule = !(choice && strcmp(choice, "primitive") == 0);
+    s->sgemmByRule = !bf16 && !sgemm && rule && prefersSgemm(x, biasStride);
     if (!bf16)
-      s->state = !sgemm && !(rule && prefersSgemm(x, biasStride)) &&
+      s->state = !sgemm && !s->sgemmByRule &&
                          createPrimitive(s, x, NULL, dnnl_f32, accumulate,
                                          biasStride)
                      ? 1 : 2;
