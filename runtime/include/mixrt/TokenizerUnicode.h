@@ -20,8 +20,14 @@ namespace mixrt {
 enum class CodePointClass : uint8_t { Other, Letter, Number, Space };
 
 /// \p{L} -> Letter, \p{N} -> Number, JavaScript's \s -> Space, from the
-/// generated table UnicodeTables.inc (node 20, Unicode 17).
+/// generated table UnicodeTables.inc. The classes are those of one Unicode
+/// version, tokenizerUnicodeVersion(), compiled in: they do not depend on the
+/// node (or anything else) installed where the tokenizer runs.
 CodePointClass classifyCodePoint(char32_t cp);
+
+/// The Unicode version of classifyCodePoint's classes ("17.0"): that of the
+/// node whose regular expressions generated UnicodeTables.inc.
+std::string_view tokenizerUnicodeVersion();
 
 /// Decodes the code point that starts at byte \p pos of \p text into \p cp
 /// and returns its length in bytes (1 to 4). Accepts exactly the well-formed

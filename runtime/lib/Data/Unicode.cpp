@@ -25,8 +25,16 @@ struct CodePointRange {
 
 /// Sorted, disjoint ranges; code points in none of them are Other.
 const CodePointRange kRanges[] = {
+#define MIXRT_CODE_POINT_RANGE(FIRST, LAST, CLASS)                             \
+  {FIRST, LAST, CodePointClass::CLASS},
 #include "UnicodeTables.inc"
 };
+
+/// The Unicode version the ranges were generated from.
+constexpr std::string_view kUnicodeVersion =
+#define MIXRT_UNICODE_VERSION(VERSION) VERSION
+#include "UnicodeTables.inc"
+    ;
 
 /// ASCII, the common case, by direct lookup.
 struct AsciiTable {
@@ -49,6 +57,8 @@ struct AsciiTable {
 }
 
 } // namespace
+
+std::string_view mixrt::tokenizerUnicodeVersion() { return kUnicodeVersion; }
 
 CodePointClass mixrt::classifyCodePoint(char32_t cp) {
   static const AsciiTable ascii;

@@ -7,9 +7,14 @@
 // these three classes, so taking them from node's engine makes the C++
 // pre-tokenizer agree with the JavaScript one code point by code point.
 //
+// The tables record the Unicode version of the node that made them
+// (process.versions.unicode): the tokenizer is pinned to that version, whatever
+// node a machine has later. Regenerate only to move the pin on purpose.
+//
 // Usage: node runtime/lib/Data/gen-unicode-tables.js > runtime/lib/Data/UnicodeTables.inc
-// With --ranges it prints "FIRST LAST CLASS" lines (decimal) instead; the
-// unit tests use that form to compare the C++ classifier with this node.
+// With --ranges it prints "FIRST LAST CLASS" lines (decimal) instead, and with
+// --version node's Unicode version; the unit tests use those forms to compare
+// the C++ classifier with this node where the two Unicode versions agree.
 'use strict';
 
 const classes = [
@@ -35,6 +40,11 @@ for (let cp = 0; cp <= 0x10ffff; ++cp) {
   else ranges.push([cp, cp, hits[0]]);
 }
 
+if (process.argv.includes('--version')) {
+  console.log(process.versions.unicode);
+  process.exit(0);
+}
+
 if (process.argv.includes('--ranges')) {
   for (const [first, last, cls] of ranges) console.log(`${first} ${last} ${cls}`);
   process.exit(0);
@@ -46,8 +56,18 @@ const lines = [
   '// The code point ranges of \\p{L} (L), \\p{N} (N) and \\s (S) of JavaScript',
   `// regular expressions, from node ${process.version} (Unicode ${process.versions.unicode}).`,
   '// Regenerate: node runtime/lib/Data/gen-unicode-tables.js > UnicodeTables.inc',
+  '//',
+  '// Define MIXRT_UNICODE_VERSION(STRING) and MIXRT_CODE_POINT_RANGE(FIRST,',
+  '// LAST, CLASS) before including; each is expanded where it is defined.',
   '',
+  '#ifdef MIXRT_UNICODE_VERSION',
+  `MIXRT_UNICODE_VERSION("${process.versions.unicode}")`,
+  '#undef MIXRT_UNICODE_VERSION',
+  '#endif',
+  '',
+  '#ifdef MIXRT_CODE_POINT_RANGE',
 ];
 for (const [first, last, cls] of ranges)
-  lines.push(`{${hex(first)}, ${hex(last)}, CodePointClass::${{ L: 'Letter', N: 'Number', S: 'Space' }[cls]}},`);
+  lines.push(`MIXRT_CODE_POINT_RANGE(${hex(first)}, ${hex(last)}, ${{ L: 'Letter', N: 'Number', S: 'Space' }[cls]})`);
+lines.push('#undef MIXRT_CODE_POINT_RANGE', '#endif');
 console.log(lines.join('\n'));

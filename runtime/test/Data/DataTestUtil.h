@@ -8,8 +8,10 @@
 #ifndef MIXRT_TEST_DATA_DATATESTUTIL_H
 #define MIXRT_TEST_DATA_DATATESTUTIL_H
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -47,6 +49,24 @@ public:
 
   std::string path;
 };
+
+/// The Unicode version of the node on PATH (process.versions.unicode), or
+/// nothing where there is no node.
+inline std::optional<std::string> nodeUnicodeVersion() {
+  FILE *pipe =
+      ::popen("node -p process.versions.unicode 2>/dev/null", "r");
+  if (!pipe)
+    return std::nullopt;
+  std::string out;
+  char buf[64];
+  while (size_t n = std::fread(buf, 1, sizeof(buf), pipe))
+    out.append(buf, n);
+  if (::pclose(pipe) != 0 || out.empty())
+    return std::nullopt;
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r'))
+    out.pop_back();
+  return out;
+}
 
 inline void writeFile(const std::string &path, const std::string &contents) {
   std::ofstream out(path, std::ios::binary);

@@ -163,6 +163,12 @@ TEST_F(GPT2MatchesJS, HardCases) {
 // letter, a digit and a space and before a space, so its class decides how
 // the pieces fall.
 TEST_F(GPT2MatchesJS, CodePointSweep) {
+  std::optional<std::string> nodeUnicode = test::nodeUnicodeVersion();
+  if (nodeUnicode && *nodeUnicode != tokenizerUnicodeVersion())
+    GTEST_SKIP() << "node's regular expressions know Unicode " << *nodeUnicode
+                 << ", the tokenizer's tables Unicode "
+                 << tokenizerUnicodeVersion()
+                 << "; the sweep needs a node of the tables' version";
   std::string text;
   for (char32_t cp = 1; cp <= 0x10FFFF; cp += cp < 0x10000 ? 3 : 61) {
     if (cp >= 0xD800 && cp <= 0xDFFF)

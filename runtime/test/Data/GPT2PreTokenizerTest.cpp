@@ -33,6 +33,15 @@ TEST(GPT2PreTokenizer, WordsTakeTheSpaceBeforeThem) {
   EXPECT_EQ(split("$100!! ?!"), (Pieces{"$", "100", "!!", " ?!"}));
 }
 
+// Letters and digits assigned in Unicode 16.0 and 17.0 join words and
+// numbers as older ones do: the pre-tokenizer is pinned to Unicode 17.0.
+TEST(GPT2PreTokenizer, RecentCodePointsByTheirUnicode17Classes) {
+  // U+1C89 (Cyrillic capital tje) and U+0C5C (a Telugu letter) are letters;
+  // U+1CCF0 and U+1CCF1 (outlined digits) are numbers.
+  EXPECT_EQ(split("x\u1C89y \u0C5Cz \U0001CCF0\U0001CCF1!"),
+            (Pieces{"x\u1C89y", " \u0C5Cz", " \U0001CCF0\U0001CCF1", "!"}));
+}
+
 TEST(GPT2PreTokenizer, Contractions) {
   EXPECT_EQ(split("I'm here, aren't you?"),
             (Pieces{"I", "'m", " here", ",", " aren", "'t", " you", "?"}));
