@@ -33,12 +33,21 @@ struct AppendAdamWPass : mix::impl::MixAppendAdamWPassBase<AppendAdamWPass> {
       return signalPassFailure();
     }
     SmallVector<RankedTensorType> params;
-    for (Type t : forward.getArgumentTypes()) {
-      auto type = cast<RankedTensorType>(t);
+    for (auto [i, t] : llvm::enumerate(forward.getArgumentTypes())) {
+      auto type = dyn_cast<RankedTensorType>(t);
+      if (!type) {
+        forward.emitError() << "argument #" << i
+                            << " of @forward is not a ranked tensor: " << t;
+        return signalPassFailure();
+      }
       if (type.getElementType().isF32())
         params.push_back(type);
     }
     int64_t n = params.size();
+    if (n == 0) {
+      forward.emitError("@forward has no f32 parameter for AdamW to update");
+      return signalPassFailure();
+    }
 
     // (params, grads, m, v, hyper = [lr, 1 - beta1^t, 1 - beta2^t])
     //   -> (params', m', v', grad_norm), the first three written over

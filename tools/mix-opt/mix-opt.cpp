@@ -1,8 +1,9 @@
 //===- mix-opt.cpp - The mix dialect's optimizer driver -------------------===//
 //
-// mlir-opt for the mix dialect: parses mix IR, runs the mix passes, the
-// upstream canonicalizer and bufferization passes (to check what the mix
-// passes hand bufferization), and prints the result. Used by the lit tests.
+// mlir-opt for the mix dialect: parses mix IR, runs the mix passes, mixc's
+// pipelines (--mix-training-pipeline, --mix-cpu-codegen-pipeline,
+// --mix-cuda-codegen-pipeline), the upstream canonicalizer and
+// bufferization passes, and prints the result. Used by the lit tests.
 //
 // Unlike mlir-opt it checks the input's nesting before the parser recurses
 // into it, does not open a FIFO that would wait for a writer, and writes -o
@@ -14,8 +15,10 @@
 #include "mix/Conversion/Passes.h"
 #include "mix/Dialect/Mix/IR/MixDialect.h"
 #include "mix/Frontend/InputFiles.h"
+#include "mix/Pipelines/Pipelines.h"
 #include "mix/Target/CPU/CPUCodegen.h"
 #include "mix/Target/CPU/Passes.h"
+#include "mix/Target/CUDA/CUDACodegen.h"
 #include "mix/Target/CUDA/Passes.h"
 #include "mix/Transforms/Passes.h"
 
@@ -68,6 +71,9 @@ int main(int argc, char **argv) {
   mlir::mix::registerMixConversionPasses();
   mlir::mix::registerMixCPUPasses();
   mlir::mix::registerMixCUDAPasses();
+  // --mix-training-pipeline, --mix-cpu-codegen-pipeline and
+  // --mix-cuda-codegen-pipeline: what mixc runs, phase by phase.
+  mlir::mix::registerMixPipelines();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::mix::MixDialect, mlir::arith::ArithDialect,
@@ -75,8 +81,9 @@ int main(int argc, char **argv) {
                   mlir::linalg::LinalgDialect, mlir::math::MathDialect,
                   mlir::scf::SCFDialect, mlir::memref::MemRefDialect,
                   mlir::gpu::GPUDialect, mlir::LLVM::LLVMDialect>();
-  // Bufferization and the external models its interfaces need.
-  mlir::mix::registerCPUCodegenDialects(registry);
+  // Bufferization, the lowerings to LLVM and NVVM, and the external models
+  // their interfaces need.
+  mlir::mix::registerCUDACodegenDialects(registry);
   auto [inputFile, outputFile] = mlir::registerAndParseCLIOptions(
       argc, argv, "mix optimizer driver\n", registry);
   mlir::MlirOptMainConfig config =

@@ -5,24 +5,21 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "mix/Conversion/Passes.h"
 #include "mix/Dialect/Mix/IR/MixDialect.h"
 #include "mix/Frontend/InputFiles.h"
 #include "mix/Frontend/ModelBuilder.h"
 #include "mix/Frontend/Package.h"
+#include "mix/Pipelines/Pipelines.h"
 #include "mix/Target/CPU/CPUCodegen.h"
-#include "mix/Target/CPU/Passes.h"
 #include "mix/Target/CUDA/CUDACodegen.h"
-#include "mix/Transforms/Passes.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
-#include "mlir/Transforms/Passes.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -136,10 +133,11 @@ static OpPrintingFlags printFlags() {
   return flags;
 }
 
-static cl::opt<bool>
-    timePhases("time-phases",
-               cl::desc("Print the time each phase and pass took (to stderr)"),
-               cl::cat(category));
+static cl::opt<bool> timePhases(
+    "time-phases",
+    cl::desc("Print the time each phase and pass took (to stderr); the same "
+             "as --mlir-timing"),
+    cl::cat(category));
 
 /// Prints \p diag as `location: severity: message` on stderr, a layer's
 /// name standing for its location.
@@ -170,9 +168,6 @@ static int fail(const llvm::Twine &msg) {
   return 1;
 }
 
-static const std::string kEntryPoints[] = {"forward", "grad", "adamw",
-                                           "logits"};
-
 /// Writes \p text to \p path, or returns an error naming it.
 static llvm::Error writeFile(const llvm::Twine &path, llvm::StringRef text) {
   std::error_code ec;
@@ -189,85 +184,65 @@ static llvm::Error writeFile(const llvm::Twine &path, llvm::StringRef text) {
   return llvm::Error::success();
 }
 
-/// The rest of the compile for --target cuda: kernels to PTX and a cubin,
-/// the host code to the package's library.
-static int compileForCUDA(ModuleOp module, ModuleOp proved,
-                          const ModelSpec &spec, const CUDAOptions &cuda,
-                          EntryPointTypes &entryTypes, TimingScope &root) {
-  // The entry points' inputs, counted while results are still results.
+/// The inputs of each entry point, counted on the training graph (while
+/// results are still results), and the inputs the step writes over
+/// (mix.updates), which a cuda package copies back from the device too.
+static std::map<std::string, PackageContents::EntryArgs>
+countEntryInputs(ModuleOp module) {
   std::map<std::string, PackageContents::EntryArgs> entryArgs;
-  for (const std::string &name : kEntryPoints)
+  for (const std::string &name : getPackageEntryPoints())
     if (auto fn = module.lookupSymbol<func::FuncOp>(name)) {
       PackageContents::EntryArgs &args = entryArgs[name];
       args.numInputs = fn.getNumArguments();
-      // The inputs the step writes over (mix-update-arguments-in-place),
-      // which the runtime copies back from the device too.
       for (unsigned r = 0, e = fn.getNumResults(); r < e; ++r)
         if (auto index = fn.getResultAttrOfType<IntegerAttr>(r, kUpdatesAttr))
           args.updated.push_back(index.getInt());
       llvm::sort(args.updated);
     }
-  TimingScope gpuTimer = root.nest("lower to kernels (NVVM)");
-  if (failed(lowerToGPUDialect(module, entryTypes, cuda, gpuTimer)))
-    return fail("lowering '" + inputFile + "' to GPU kernels failed");
-  gpuTimer.stop();
-  if (emit == Stage::GPU) {
-    module.print(llvm::outs());
-    return 0;
-  }
-  TimingScope serializeTimer = root.nest("kernels to PTX and cubin");
-  std::string ptx, cubin;
-  if (failed(serializeKernels(module, cuda, ptx, cubin, serializeTimer)))
-    return fail("compiling the kernels of '" + inputFile + "' failed");
-  serializeTimer.stop();
-  if (emit == Stage::PTX) {
-    llvm::outs() << ptx;
-    return 0;
-  }
-  TimingScope hostTimer = root.nest("lower the host code");
-  if (failed(lowerHostToLLVMDialect(module, hostTimer)))
-    return fail("lowering the host code of '" + inputFile + "' failed");
-  if (emit == Stage::LLVM) {
-    module.print(llvm::outs());
-    return 0;
-  }
-  if (failed(addPackedEntryPoints(module, kEntryPoints, entryTypes)))
-    return fail("lowering the host code of '" + inputFile + "' failed");
-  hostTimer.stop();
+  return entryArgs;
+}
 
-  TimingScope packageTimer = root.nest("write the package");
-  for (auto &[name, args] : entryArgs)
-    for (Type type : entryTypes[name]) {
-      auto memref = cast<MemRefType>(type);
+/// The bytes of each argument of each packed entry point (its recorded
+/// memref signature).
+static LogicalResult
+countEntryBytes(ModuleOp module,
+                std::map<std::string, PackageContents::EntryArgs> &entryArgs) {
+  for (auto &[name, args] : entryArgs) {
+    Operation *entry = module.lookupSymbol(entryPointSymbol(name));
+    FailureOr<SmallVector<MemRefType>> signature = failure();
+    if (entry)
+      signature = getEntrySignature(entry);
+    if (failed(signature))
+      return module.emitError("no packed entry point @")
+             << entryPointSymbol(name) << " with a recorded signature";
+    for (MemRefType memref : *signature)
       args.bytes.push_back(memref.getNumElements() *
                            memref.getElementTypeBitWidth() / 8);
-    }
-  PackageContents contents{spec,   batch,      seq,      "cuda",
-                           proved, "model.so", entryArgs};
-  contents.precision = cuda.matmul == MatmulPrecision::BF16 ? "bf16" : "tf32";
-  if (llvm::Error e =
-          writePackage(outputPath, contents, [&](llvm::StringRef dir) {
-            if (llvm::Error e = writeFile(dir + "/kernels.ptx", ptx))
-              return e;
-            if (llvm::Error e = writeFile(dir + "/kernels.cubin", cubin))
-              return e;
-            SupportCode support = getCUDASupportCode(cuda);
-            support.extraSource = getManifestSource(contents);
-            return emitSharedLibrary(module, (dir + "/model.so").str(),
-                                     optLevel, packageTimer, support);
-          }))
-    return fail(llvm::toString(std::move(e)));
-  return 0;
+  }
+  return success();
 }
 
 static int compile(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // MLIR's debugging options: --mlir-print-ir-after-all and the rest of
+  // the IR printing, --mlir-pass-pipeline-crash-reproducer, --mlir-timing.
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
   cl::HideUnrelatedOptions(category);
+  for (auto &[name, option] : cl::getRegisteredOptions())
+    if (name.starts_with("mlir-") && !name.starts_with("mlir-disable") &&
+        !name.starts_with("mlir-very-unsafe"))
+      option->setHiddenFlag(cl::NotHidden);
   cl::ParseCommandLineOptions(
       argc, argv,
-      "mixc: compile a model spec (SPEC.md §1) into a package\n\n"
+      "mixc: compile a model spec into a package\n\n"
       "  mixc MODEL.json --batch B --seq S [--target cpu|cuda] -o "
-      "MODEL.mixpkg\n");
+      "MODEL.mixpkg\n\n"
+      "Each phase is a pass pipeline (mix-opt --mix-training-pipeline, "
+      "--mix-cpu-codegen-pipeline,\n--mix-cuda-codegen-pipeline), and "
+      "MLIR's --mlir-* debugging options apply to them.\n");
 
   if (llvm::Error e = checkReadableInput(inputFile))
     return fail(llvm::toString(std::move(e)));
@@ -347,7 +322,9 @@ static int compile(int argc, char **argv) {
   });
 
   DefaultTimingManager timing;
-  timing.setEnabled(timePhases);
+  applyDefaultTimingManagerCLOptions(timing);
+  if (timePhases)
+    timing.setEnabled(true);
   TimingScope root = timing.getRootScope();
   TimingScope buildTimer = root.nest("build the model");
   OwningOpRef<ModuleOp> module =
@@ -356,103 +333,107 @@ static int compile(int argc, char **argv) {
   if (failed(verify(*module)))
     return fail("internal error: the model built from '" + inputFile +
                 "' does not verify");
-  if (emit == Stage::Model) {
-    module->print(llvm::outs(), printFlags());
-    return 0;
-  }
-
-  PassManager pm(&context);
-  TimingScope proveTimer = root.nest("prove and rewrite");
-  pm.enableTiming(proveTimer);
-  pm.addPass(createMixProveDynamicConvPass());
-  pm.addPass(createMixMoEToDynamicConvPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createMixSelectMixingOrderPass());
-  if (failed(pm.run(*module)))
-    return fail("compiling '" + inputFile + "' failed");
-  proveTimer.stop();
-  if (emit == Stage::Proved) {
-    module->print(llvm::outs(), printFlags());
-    return 0;
-  }
-
-  // The package keeps the proved model as readable IR.
-  OwningOpRef<ModuleOp> proved = module->clone();
-
   auto stop = [&](Stage stage) {
     if (emit != stage)
       return false;
     module->print(llvm::outs(), printFlags());
     return true;
   };
-  PassManager decompose(&context);
-  TimingScope decomposeTimer = root.nest("decompose");
-  decompose.enableTiming(decomposeTimer);
-  decompose.addPass(createMixDecomposePass());
-  decompose.addPass(createCanonicalizerPass());
-  if (failed(decompose.run(*module)))
+  if (stop(Stage::Model))
+    return 0;
+
+  // Each phase is a pipeline of lib/Pipelines run to the end, so that
+  // --emit can print the IR between any two.
+  auto phase = [&](const char *name, auto build) {
+    TimingScope timer = root.nest(name);
+    return runPipeline(*module, build, timer);
+  };
+  if (failed(phase("prove and rewrite", buildMixProvePipeline)))
+    return fail("compiling '" + inputFile + "' failed");
+  if (stop(Stage::Proved))
+    return 0;
+  // The package keeps the proved model as readable IR.
+  OwningOpRef<ModuleOp> proved = module->clone();
+  if (failed(phase("decompose", buildMixDecomposePipeline)))
     return fail("decomposing '" + inputFile + "' failed");
   if (stop(Stage::Decomposed))
     return 0;
-  decomposeTimer.stop();
-  PassManager training(&context);
-  TimingScope trainingTimer = root.nest("differentiate");
-  training.enableTiming(trainingTimer);
-  training.addPass(createMixAutodiffPass());
-  training.addPass(createMixAppendAdamWPass());
-  training.addPass(createCanonicalizerPass());
-  training.addPass(createCSEPass());
-  training.addPass(createMixSimplifySoftmaxGradPass());
-  training.addPass(createCSEPass());
-  training.addPass(createMixCausalProductsPass());
-  if (failed(training.run(*module)))
+  if (failed(phase("differentiate", buildMixDifferentiatePipeline)))
     return fail("differentiating '" + inputFile + "' failed");
   if (stop(Stage::Training))
     return 0;
-  // Parameter names live in the manifest; the code needs only positions.
-  module->walk([](func::FuncOp f) {
-    for (unsigned i = 0, e = f.getNumArguments(); i < e; ++i) {
-      f.removeArgAttr(i, kParamNameAttr);
-      f.removeArgAttr(i, kStreamShardsAttr);
-    }
-  });
-  trainingTimer.stop();
-  PassManager lower(&context);
-  TimingScope lowerTimer = root.nest("lower to linalg");
-  lower.enableTiming(lowerTimer);
-  lower.addPass(createConvertMixToLinalgPass());
-  lower.addPass(createCanonicalizerPass());
-  lower.addPass(createCSEPass());
-  if (precision == Precision::BF16 && target != Target::CUDA)
-    lower.addPass(createMixBF16MatmulsPass());
-  if (failed(lower.run(*module)))
+  std::map<std::string, PackageContents::EntryArgs> entryArgs =
+      countEntryInputs(*module);
+  TrainingPipelineOptions training;
+  training.bf16Matmuls = precision == Precision::BF16 && target != Target::CUDA;
+  if (failed(phase("lower to linalg", [&](OpPassManager &pm) {
+        buildMixLowerToLinalgPipeline(pm, training);
+      })))
     return fail("lowering '" + inputFile + "' failed");
   if (stop(Stage::Lowered))
     return 0;
-  lowerTimer.stop();
-  EntryPointTypes entryTypes;
-  if (target == Target::CUDA)
-    return compileForCUDA(*module, *proved, *spec, cuda, entryTypes, root);
-  TimingScope llvmDialectTimer = root.nest("lower to the LLVM dialect");
-  if (failed(bufferizeForCodegen(*module, entryTypes, llvmDialectTimer)))
+  if (failed(phase("bufferize", buildBufferizePipeline)))
     return fail("bufferizing '" + inputFile + "' failed");
   if (stop(Stage::Buffers))
     return 0;
-  if (failed(lowerBuffersToLLVMDialect(*module, entryTypes, llvmDialectTimer)))
-    return fail("lowering '" + inputFile + "' to LLVM failed");
+
+  PackageContents contents{*spec,   batch,
+                           seq,     target == Target::CUDA ? "cuda" : "cpu",
+                           *proved, "model.so"};
+  std::string ptx, cubin;
+  if (target == Target::CUDA) {
+    CUDACodegenPipelineOptions options;
+    options.toolkit = cuda.toolkitPath;
+    options.chip = cuda.chip;
+    options.features = cuda.features;
+    if (failed(phase("lower to kernels (NVVM)", [&](OpPassManager &pm) {
+          buildCUDAKernelsPipeline(pm, options);
+        })))
+      return fail("lowering '" + inputFile + "' to GPU kernels failed");
+    if (stop(Stage::GPU))
+      return 0;
+    if (failed(phase("kernels to PTX and cubin",
+                     [&](OpPassManager &pm) {
+                       buildCUDAAssemblePipeline(pm, options);
+                     })) ||
+        failed(getKernelImages(*module, ptx, cubin)))
+      return fail("compiling the kernels of '" + inputFile + "' failed");
+    if (emit == Stage::PTX) {
+      llvm::outs() << ptx;
+      return 0;
+    }
+    if (failed(phase("lower the host code", buildCUDAHostToLLVMPipeline)))
+      return fail("lowering the host code of '" + inputFile + "' failed");
+    contents.entryArgs = std::move(entryArgs);
+    contents.precision = cuda.matmul == MatmulPrecision::BF16 ? "bf16" : "tf32";
+  } else {
+    if (failed(phase("lower to the LLVM dialect", buildCPULowerToLLVMPipeline)))
+      return fail("lowering '" + inputFile + "' to LLVM failed");
+    contents.streamShards = streamShards;
+    contents.precision = precision == Precision::BF16 ? "bf16" : "fp32";
+  }
   if (stop(Stage::LLVM))
     return 0;
-  if (failed(addPackedEntryPoints(*module, kEntryPoints, entryTypes)))
+  if (failed(phase("pack the entry points", [&](OpPassManager &pm) {
+        buildPackEntryPointsPipeline(pm, getPackageEntryPoints());
+      })))
     return fail("lowering '" + inputFile + "' to LLVM failed");
-  llvmDialectTimer.stop();
+  if (target == Target::CUDA &&
+      failed(countEntryBytes(*module, contents.entryArgs)))
+    return fail("lowering the host code of '" + inputFile + "' failed");
 
   TimingScope packageTimer = root.nest("write the package");
-  PackageContents contents{*spec, batch, seq, "cpu", *proved, "model.so"};
-  contents.streamShards = streamShards;
-  contents.precision = precision == Precision::BF16 ? "bf16" : "fp32";
   if (llvm::Error e =
           writePackage(outputPath, contents, [&](llvm::StringRef dir) {
-            SupportCode support = getCPUSupportCode();
+            SupportCode support = target == Target::CUDA
+                                      ? getCUDASupportCode(cuda)
+                                      : getCPUSupportCode();
+            if (target == Target::CUDA) {
+              if (llvm::Error e = writeFile(dir + "/kernels.ptx", ptx))
+                return e;
+              if (llvm::Error e = writeFile(dir + "/kernels.cubin", cubin))
+                return e;
+            }
             support.extraSource = getManifestSource(contents);
             return emitSharedLibrary(*module, (dir + "/model.so").str(),
                                      optLevel, packageTimer, support);

@@ -8,6 +8,7 @@
 #ifndef MIX_FRONTEND_MODELBUILDER_H
 #define MIX_FRONTEND_MODELBUILDER_H
 
+#include "mix/Dialect/Mix/IR/MixDialect.h"
 #include "mix/Frontend/ModelSpec.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -15,9 +16,6 @@
 
 namespace mlir {
 namespace mix {
-
-/// The name of the argument attribute that carries a parameter's name.
-inline constexpr llvm::StringLiteral kParamNameAttr = "mix.param";
 
 /// Builds `func.func @forward(params..., tokens, targets) -> (loss, ce, aux)`
 /// for fixed `batch` and `seq`, and `@logits` with the same arguments

@@ -186,4 +186,16 @@ def MixAppendAdamWPass : Pass<"mix-append-adamw", "::mlir::ModuleOp"> {
   ];
 }
 
+def MixDropParameterAttrsPass
+    : InterfacePass<"mix-drop-parameter-attrs",
+                    "::mlir::FunctionOpInterface"> {
+  let summary = "Drop the parameters' names and shard counts from arguments";
+  let description = [{
+    Removes the argument attributes `mix.param` (a parameter's name) and
+    `mix.stream_shards` from every function. The package's manifest keeps
+    the names; the compiled code needs only the arguments' positions, and
+    the lowering to buffers and LLVM need not carry them.
+  }];
+}
+
 #endif // MIX_TRANSFORMS_PASSES_TD

@@ -278,7 +278,7 @@ struct MixMatmulsToLibraryCallsPass
           MixMatmulsToLibraryCallsPass> {
   using Base::Base;
   void runOnOperation() override {
-    convertMatmulsToLibraryCalls(getOperation(), "mixrt_", overwriteZeros,
+    convertMatmulsToLibraryCalls(getOperation(), prefix, overwriteZeros,
                                  fuseBias, triangular);
   }
 };

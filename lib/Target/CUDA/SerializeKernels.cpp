@@ -1,13 +1,15 @@
-//===- SerializeKernels.cpp - @mix_kernels to PTX and an sm_90 cubin ------===//
+//===- SerializeKernels.cpp - @mix_kernels' PTX to an sm_90 cubin ---------===//
 //
 // gpu-module-to-binary turns the NVVM module into PTX (libdevice linked in
-// for the math functions); the toolkit's ptxas assembles it for the chip,
-// so a package carries kernels the driver loads without a JIT, and a PTX
-// that ptxas rejects fails the compile, not the first run.
+// for the math functions); mix-assemble-kernels has the toolkit's ptxas
+// assemble it for the chip, so a package carries kernels the driver loads
+// without a JIT, and a PTX that ptxas rejects fails the compile, not the
+// first run.
 //
 //===----------------------------------------------------------------------===//
 
 #include "mix/Target/CUDA/CUDACodegen.h"
+#include "mix/Target/CUDA/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
@@ -18,12 +20,48 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
+
+namespace mlir {
+namespace mix {
+#define GEN_PASS_DEF_MIXASSEMBLEKERNELSPASS
+#include "mix/Target/CUDA/Passes.h.inc"
+} // namespace mix
+} // namespace mlir
+
 using namespace mlir;
 using namespace mlir::mix;
 
+llvm::Expected<std::string>
+mlir::mix::findCUDAToolkit(llvm::StringRef requested) {
+  SmallVector<std::string> candidates;
+  if (!requested.empty()) {
+    candidates.push_back(requested.str());
+  } else {
+    for (const char *var : {"CUDA_HOME", "CUDA_PATH"})
+      if (const char *value = std::getenv(var); value && *value)
+        candidates.push_back(value);
+    candidates.push_back("/usr/local/cuda");
+  }
+  for (const std::string &dir : candidates) {
+    llvm::SmallString<256> ptxas(dir);
+    llvm::sys::path::append(ptxas, "bin", "ptxas");
+    if (llvm::sys::fs::can_execute(ptxas))
+      return dir;
+  }
+  std::string looked;
+  for (const std::string &dir : candidates)
+    looked += (looked.empty() ? "" : ", ") + dir;
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      "no CUDA toolkit with bin/ptxas in " + looked +
+          " (expected --cuda-path DIR, $CUDA_HOME or /usr/local/cuda)");
+}
+
 /// Runs ptxas on \p ptx; the cubin's bytes, or an error with its output.
 static FailureOr<std::string> assemble(Operation *where, llvm::StringRef ptx,
-                                       const CUDAOptions &options) {
+                                       llvm::StringRef toolkit,
+                                       llvm::StringRef chip) {
   llvm::SmallString<128> ptxPath, cubinPath, logPath;
   if (llvm::sys::fs::createTemporaryFile("mix_kernels", "ptx", ptxPath) ||
       llvm::sys::fs::createTemporaryFile("mix_kernels", "cubin", cubinPath) ||
@@ -48,9 +86,9 @@ static FailureOr<std::string> assemble(Operation *where, llvm::StringRef ptx,
              << ptxPath << ": " << err.message();
     }
   }
-  llvm::SmallString<256> ptxas(options.toolkitPath);
+  llvm::SmallString<256> ptxas(toolkit);
   llvm::sys::path::append(ptxas, "bin", "ptxas");
-  std::string arch = "-arch=" + options.chip;
+  std::string arch = ("-arch=" + chip).str();
   llvm::SmallVector<llvm::StringRef> args{ptxas,   arch, "-O3",
                                           ptxPath, "-o", cubinPath};
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, logPath.str(),
@@ -70,36 +108,64 @@ static FailureOr<std::string> assemble(Operation *where, llvm::StringRef ptx,
   return (*cubin)->getBuffer().str();
 }
 
-LogicalResult mlir::mix::serializeKernels(ModuleOp module,
-                                          const CUDAOptions &options,
-                                          std::string &ptx, std::string &cubin,
-                                          TimingScope &timing) {
-  if (!module.lookupSymbol<gpu::GPUModuleOp>(kKernelModuleName)) {
-    // A model with no kernel at all (never, in practice) needs no binary.
-    ptx.clear();
-    cubin.clear();
-    return success();
+namespace {
+struct MixAssembleKernelsPass
+    : mlir::mix::impl::MixAssembleKernelsPassBase<MixAssembleKernelsPass> {
+  using MixAssembleKernelsPassBase::MixAssembleKernelsPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto binary = module.lookupSymbol<gpu::BinaryOp>(kKernelModuleName);
+    if (!binary)
+      return;
+    if (binary.getObjects().size() != 1) {
+      binary.emitError("expected one object in gpu.binary @")
+          << kKernelModuleName;
+      return signalPassFailure();
+    }
+    auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
+    if (object.getFormat() != gpu::CompilationTarget::Assembly) {
+      binary.emitError("expected PTX in gpu.binary @")
+          << kKernelModuleName << " (gpu-module-to-binary{format=isa})";
+      return signalPassFailure();
+    }
+    StringAttr ptx = object.getObject();
+    FailureOr<std::string> cubin = assemble(binary, ptx, toolkit, chip);
+    if (failed(cubin))
+      return signalPassFailure();
+    MLIRContext *ctx = &getContext();
+    auto replaced = gpu::ObjectAttr::get(
+        ctx, object.getTarget(), gpu::CompilationTarget::Binary,
+        StringAttr::get(ctx, *cubin), object.getProperties(),
+        object.getKernels());
+    binary.setObjectsAttr(ArrayAttr::get(ctx, {replaced}));
+    binary->setAttr(kPTXAttr, ptx);
   }
-  std::string pipeline =
-      "gpu-module-to-binary{format=isa toolkit=" + options.toolkitPath + "}";
-  if (failed(runPipeline(module, pipeline, timing)))
-    return failure();
+};
+} // namespace
+
+LogicalResult mlir::mix::getKernelImages(ModuleOp module, std::string &ptx,
+                                         std::string &cubin) {
+  ptx.clear();
+  cubin.clear();
   auto binary = module.lookupSymbol<gpu::BinaryOp>(kKernelModuleName);
-  if (!binary || binary.getObjects().size() != 1)
-    return module.emitError("internal error: expected one object in "
-                            "gpu.binary @")
+  if (!binary) {
+    // A model with no kernel at all (never, in practice) needs no binary.
+    if (!module.lookupSymbol(kKernelModuleName))
+      return success();
+    return module.emitError("the kernels of @")
+           << kKernelModuleName << " were not compiled to a gpu.binary";
+  }
+  auto ptxAttr = binary->getAttrOfType<StringAttr>(kPTXAttr);
+  auto object = binary.getObjects().size() == 1
+                    ? dyn_cast<gpu::ObjectAttr>(binary.getObjects()[0])
+                    : gpu::ObjectAttr();
+  if (!ptxAttr || !object ||
+      object.getFormat() != gpu::CompilationTarget::Binary)
+    return binary.emitError("expected a cubin and its PTX (mix-assemble-"
+                            "kernels) in gpu.binary @")
            << kKernelModuleName;
-  auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
-  ptx = object.getObject().getValue().str();
-  TimingScope ptxasTimer = timing.nest("ptxas");
-  FailureOr<std::string> assembled = assemble(binary, ptx, options);
-  if (failed(assembled))
-    return failure();
-  cubin = std::move(*assembled);
-  MLIRContext *ctx = module.getContext();
-  auto replaced = gpu::ObjectAttr::get(
-      ctx, object.getTarget(), gpu::CompilationTarget::Binary,
-      StringAttr::get(ctx, cubin), object.getProperties(), object.getKernels());
-  binary.setObjectsAttr(ArrayAttr::get(ctx, {replaced}));
+  ptx = ptxAttr.getValue().str();
+  cubin = object.getObject().getValue().str();
   return success();
 }

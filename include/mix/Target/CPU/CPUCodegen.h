@@ -33,34 +33,15 @@ void registerCollectiveBufferization(DialectRegistry &registry);
 /// The symbol of the packed entry point of function `name`: `mix_<name>`.
 std::string entryPointSymbol(llvm::StringRef name);
 
-/// The memref argument types of each function, recorded after
-/// bufferization (results are out-parameters by then).
-using EntryPointTypes = llvm::StringMap<llvm::SmallVector<Type>>;
+/// On a function, from bufferization on (mix-record-entry-signatures): the
+/// array of its argument types, static identity-layout memrefs, which the
+/// lowering to LLVM pointers forgets. Kept on the packed entry point.
+inline constexpr llvm::StringLiteral kEntrySignatureAttr =
+    "mix.entry_signature";
 
-/// The front both back ends share: folds sums into the products'
-/// accumulators, fuses elementwise ops, bufferizes with results as
-/// out-parameters, and frees what it allocates; records the entry points'
-/// memref signatures. Leaves linalg on memrefs.
-LogicalResult bufferizeForCodegen(ModuleOp module, EntryPointTypes &entryTypes,
-                                  TimingScope &timing);
-
-/// Runs the textual pass pipeline \p pipeline on \p module, timed under
-/// \p timing (any pass mlir-opt knows).
-LogicalResult runPipeline(ModuleOp module, llvm::StringRef pipeline,
-                          TimingScope &timing);
-
-/// Bufferizes `module` (linalg, tensor, arith, math, scf on tensors) and
-/// lowers it to the LLVM dialect, recording the entry points' memref
-/// signatures. Each top-level loop nest becomes a function of its own
-/// (outlineLoopNests), which keeps LLVM's per-function analyses fast.
-LogicalResult lowerToLLVMDialect(ModuleOp module, EntryPointTypes &entryTypes,
-                                 TimingScope &timing);
-
-/// The second half of lowerToLLVMDialect: from bufferizeForCodegen's
-/// buffers to the LLVM dialect.
-LogicalResult lowerBuffersToLLVMDialect(ModuleOp module,
-                                        const EntryPointTypes &entryTypes,
-                                        TimingScope &timing);
+/// The memref argument types \p fn records in kEntrySignatureAttr, or
+/// failure if it has none (or a malformed one).
+FailureOr<SmallVector<MemRefType>> getEntrySignature(Operation *fn);
 
 /// On tensors: fuses elementwise producers into elementwise consumers, and
 /// recomputes a small elementwise producer in each of its users when they
@@ -165,14 +146,6 @@ void convertMatmulsToLibraryCalls(ModuleOp module,
                                   bool overwriteZeros = false,
                                   bool fuseBias = false,
                                   bool triangular = false);
-
-/// Replaces each function `name` by `llvm.func @mix_<name>(!llvm.ptr)`,
-/// which reads its memref arguments (one pointer each) from an array, so the
-/// runtime can call any entry point through one C signature,
-/// `void (void **)`.
-LogicalResult addPackedEntryPoints(ModuleOp module,
-                                   llvm::ArrayRef<std::string> names,
-                                   const EntryPointTypes &entryTypes);
 
 /// The C source linked into every package: `mixrt_matmul`,
 /// `mixrt_batch_matmul` (see convertMatmulsToLibraryCalls) and `memrefCopy`.

@@ -1,7 +1,8 @@
 //===- Passes.td - CPU code generation passes --------------*- tablegen -*-===//
 //
 // The project's own steps of the CPU lowering, as passes so that mix-opt
-// and lit can run each one alone. mixc runs them from lowerToLLVMDialect.
+// and lit can run each one alone. The pipelines of lib/Pipelines run them
+// in order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -324,6 +325,9 @@ def MixMatmulsToLibraryCallsPass
     outside the triangle.
   }];
   let options = [
+    Option<"prefix", "prefix", "std::string", /*default=*/"\"mixrt_\"",
+           "The support routines' common prefix (mixrt_cuda_ for the CUDA "
+           "target's cuBLASLt calls)">,
     Option<"overwriteZeros", "overwrite-zeros", "bool", /*default=*/"false",
            "Products into zero-filled accumulators overwrite them">,
     Option<"fuseBias", "fuse-bias", "bool", /*default=*/"false",
@@ -370,6 +374,70 @@ def MixParallelizeOutlinedCallsPass
     into one contiguous range a thread of the OpenMP team, the one oneDNN's
     matrix products run on.
   }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def MixApproximateMathPass
+    : Pass<"mix-approximate-math", "::mlir::ModuleOp"> {
+  let summary = "Replace exp, log and tanh by inline polynomial approximations";
+  let description = [{
+    Rewrites `math.exp`, `math.log` and `math.tanh` with MLIR's polynomial
+    approximations (a few ulp of float32): inline arithmetic that LLVM
+    vectorizes with the rest of the loop, where a libm call (what
+    `convert-math-to-libm` would emit) runs one element at a time and keeps
+    the loop scalar. Measured before this pass existed: 14% of a training
+    step in libm's expf, tanhf and logf.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
+def MixExpandArithPass : Pass<"mix-expand-arith", "::mlir::ModuleOp"> {
+  let summary = "Expand bf16 roundings and ceil/floor divisions for LLVM";
+  let description = [{
+    Expands what `convert-arith-to-llvm` does not lower well: bf16
+    truncations and extensions (`mix-bf16-matmuls`) become integer
+    arithmetic, where LLVM would call a runtime library's `__truncsfbf2` on
+    CPUs without AVX-512 BF16, and ceil/floor divisions become plain ones.
+    Not upstream's `arith-expand` as a whole: that also expands `maximumf`
+    into compares and selects, and LLVM vectorizes a reduction of
+    `llvm.maximum` (a softmax's row maximum) but not that chain.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def MixRecordEntrySignaturesPass
+    : Pass<"mix-record-entry-signatures", "::mlir::ModuleOp"> {
+  let summary = "Record each function's bufferized signature for the runtime";
+  let description = [{
+    On buffers, after bufferization turned results into out-parameters:
+    marks every defined `func.func` with `mix.entry_signature`, the array of
+    its argument types (static, identity-layout memrefs). The marks survive
+    the lowering to the LLVM dialect, where pointers no longer say how large
+    a buffer is; `mix-pack-entry-points` and the package writer read them.
+  }];
+}
+
+def MixPackEntryPointsPass
+    : Pass<"mix-pack-entry-points", "::mlir::ModuleOp"> {
+  let summary = "Give each entry point the runtime's one C signature";
+  let description = [{
+    In the LLVM dialect: each function marked `mix.entry_signature` becomes
+    `llvm.func @mix_<name>(!llvm.ptr)`, which reads its memref arguments
+    (one pointer each under the bare-pointer convention) from an array, so
+    the runtime calls every entry point through `void (void **)`. The entry
+    takes over the function's body, each argument a load from the array
+    where it is used: a wrapper calling the function would pass hundreds of
+    stack arguments, which sends LLVM's store merging quadratic. The entry
+    is marked `noinline` and `optnone`: what is left in it is straight-line
+    glue around the outlined loop nests, which optimisation would not
+    speed up and LLVM's passes are superlinear in.
+  }];
+  let options = [
+    ListOption<"entryPoints", "entry-points", "std::string",
+               "Functions that must be packed (an error if one is missing); "
+               "every marked function is packed either way">
+  ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 

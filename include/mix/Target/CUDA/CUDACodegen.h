@@ -80,23 +80,15 @@ constexpr int64_t kFlatBlockSize = 256;
 /// flat index, which it returns. \p count must fit one launch's grid.
 Value createGuardedFlatLaunch(OpBuilder &b, Location loc, int64_t count);
 
-/// Bufferizes and lowers `module` to kernels in @mix_kernels (NVVM
-/// dialect, target attached) and host functions on the GPU dialect,
-/// recording the entry points' memref signatures.
-LogicalResult lowerToGPUDialect(ModuleOp module, EntryPointTypes &entryTypes,
-                                const CUDAOptions &options,
-                                TimingScope &timing);
+/// On gpu.binary @mix_kernels after mix-assemble-kernels: the PTX its
+/// cubin was assembled from.
+inline constexpr llvm::StringLiteral kPTXAttr = "mix.ptx";
 
-/// Serializes @mix_kernels to PTX (returned in \p ptx), assembles it with
-/// the toolkit's ptxas for the chip into a cubin (returned in \p cubin),
-/// and replaces the module by a gpu.binary holding the cubin.
-LogicalResult serializeKernels(ModuleOp module, const CUDAOptions &options,
-                               std::string &ptx, std::string &cubin,
-                               TimingScope &timing);
-
-/// Lowers the host side (launches, allocations, library calls) to the LLVM
-/// dialect with the bare-pointer calling convention.
-LogicalResult lowerHostToLLVMDialect(ModuleOp module, TimingScope &timing);
+/// The PTX and cubin of @mix_kernels after mix-assemble-kernels (both empty
+/// when the module has no kernel); an error if the kernels were not
+/// assembled.
+LogicalResult getKernelImages(ModuleOp module, std::string &ptx,
+                              std::string &cubin);
 
 /// The CUDA package's support code: the mgpu* runtime the lowered launches
 /// call, the device memory plan, cuBLASLt matrix products, and the

@@ -2,7 +2,8 @@
 //
 // The project's own steps of the CUDA lowering (linalg on memrefs to GPU
 // kernels and their host-side launches), as passes so that mix-opt and lit
-// can run each one alone. mixc runs them from lowerToGPUDialect.
+// can run each one alone. buildCUDACodegenPipeline (lib/Pipelines) runs
+// them in order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -95,6 +96,26 @@ def MixMergeGPUModulesPass
     package has one PTX file, one `ptxas` run and one cubin to load.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def MixAssembleKernelsPass
+    : Pass<"mix-assemble-kernels", "::mlir::ModuleOp"> {
+  let summary = "Assemble the kernels' PTX into a cubin with ptxas";
+  let description = [{
+    After `gpu-module-to-binary{format=isa}`: the PTX of `gpu.binary
+    @mix_kernels` is assembled by the toolkit's `ptxas` for the chip, and
+    the binary holds the cubin instead, so a package carries kernels the
+    driver loads without a JIT, and a PTX that ptxas rejects fails the
+    compile (with ptxas's output), not the first run. The PTX stays on the
+    binary as the string attribute `mix.ptx`, for the package and
+    `mixc --emit=ptx`. A module without `@mix_kernels` is left alone.
+  }];
+  let options = [
+    Option<"toolkit", "toolkit", "std::string", /*default=*/"\"/usr/local/cuda\"",
+           "The CUDA toolkit whose bin/ptxas assembles the kernels">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "The GPU architecture ptxas assembles for">,
+  ];
 }
 
 #endif // MIX_TARGET_CUDA_PASSES_TD

@@ -14,6 +14,10 @@
 
 namespace mlir {
 namespace mix {
+/// On an argument of the model's functions: the parameter's name ("tokens"
+/// and "targets" for the batch). The manifest keeps the names; the code
+/// needs only positions (mix-drop-parameter-attrs removes them).
+inline constexpr llvm::StringLiteral kParamNameAttr = "mix.param";
 /// On a parameter argument of a model compiled with its streams sharded
 /// over ranks: the number of shards. Each rank's argument is its
 /// 1/shards of dimension 0.

@@ -1,0 +1,328 @@
+//===- Pipelines.cpp - mixc's pass pipelines ------------------------------===//
+//
+// Every step of the compile is a pass run by a PassManager, so the IR is
+// verified between passes and MLIR's debugging options (--mlir-print-ir-*,
+// --mlir-pass-pipeline-crash-reproducer, --mlir-timing) apply throughout.
+// Upstream passes are added in their textual form, the names mlir-opt users
+// know them by, with the options they take there.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mix/Pipelines/Pipelines.h"
+
+#include "mix/Conversion/Passes.h"
+#include "mix/Target/CPU/Passes.h"
+#include "mix/Target/CUDA/CUDACodegen.h"
+#include "mix/Target/CUDA/Passes.h"
+#include "mix/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/Support/ErrorHandling.h"
+
+using namespace mlir;
+using namespace mlir::mix;
+
+/// Registers the upstream passes the pipelines name, once.
+static void registerUpstreamPasses() {
+  static bool done = [] {
+    registerTransformsPasses();
+    registerLinalgPasses();
+    bufferization::registerBufferizationPasses();
+    bufferization::registerBufferizationPipelines();
+    registerConversionPasses();
+    memref::registerMemRefPasses();
+    registerGPUPasses();
+    return true;
+  }();
+  (void)done;
+}
+
+/// Adds the upstream passes of the textual pipeline \p text to \p pm.
+static void addUpstreamPasses(OpPassManager &pm, llvm::StringRef text) {
+  registerUpstreamPasses();
+  std::string error;
+  llvm::raw_string_ostream os(error);
+  if (failed(parsePassPipeline(text, pm, os)))
+    llvm::report_fatal_error(
+        llvm::Twine("internal error: bad pass pipeline '") + text +
+        "': " + error);
+}
+
+//===----------------------------------------------------------------------===//
+// Training
+//===----------------------------------------------------------------------===//
+
+void mlir::mix::buildMixProvePipeline(OpPassManager &pm) {
+  pm.addPass(createMixProveDynamicConvPass());
+  pm.addPass(createMixMoEToDynamicConvPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createMixSelectMixingOrderPass());
+}
+
+void mlir::mix::buildMixDecomposePipeline(OpPassManager &pm) {
+  pm.addPass(createMixDecomposePass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::mix::buildMixDifferentiatePipeline(OpPassManager &pm) {
+  pm.addPass(createMixAutodiffPass());
+  pm.addPass(createMixAppendAdamWPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createMixSimplifySoftmaxGradPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createMixCausalProductsPass());
+}
+
+void mlir::mix::buildMixLowerToLinalgPipeline(
+    OpPassManager &pm, const TrainingPipelineOptions &options) {
+  pm.addNestedPass<func::FuncOp>(createMixDropParameterAttrsPass());
+  pm.addPass(createConvertMixToLinalgPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  if (options.bf16Matmuls)
+    pm.addPass(createMixBF16MatmulsPass());
+}
+
+void mlir::mix::buildMixTrainingPipeline(
+    OpPassManager &pm, const TrainingPipelineOptions &options) {
+  buildMixProvePipeline(pm);
+  buildMixDecomposePipeline(pm);
+  buildMixDifferentiatePipeline(pm);
+  buildMixLowerToLinalgPipeline(pm, options);
+}
+
+//===----------------------------------------------------------------------===//
+// Code generation
+//===----------------------------------------------------------------------===//
+
+std::vector<std::string> mlir::mix::getPackageEntryPoints() {
+  return {"forward", "grad", "adamw", "logits"};
+}
+
+void mlir::mix::buildBufferizePipeline(OpPassManager &pm) {
+  pm.addPass(createMixFoldSumsIntoAccumulatorsPass());
+  pm.addPass(createMixHeadProductsPass());
+  pm.addPass(createMixFuseElementwisePass());
+  pm.addPass(createMixRematerializePass());
+  pm.addPass(createMixUpdateArgumentsInPlacePass());
+  // Compute what is materialized in a destination (mix-update-arguments-
+  // in-place) in that destination where the reads allow, bufferize with
+  // identity layouts at function boundaries, turn results into
+  // out-parameters and free what is allocated. The deallocation helper
+  // takes dynamically sized lists; inlined, its sizes become static, as the
+  // bare-pointer calling convention needs.
+  addUpstreamPasses(pm, "eliminate-empty-tensors,"
+                        "one-shot-bufferize{bufferize-function-boundaries "
+                        "function-boundary-type-conversion=identity-layout-map "
+                        "allow-return-allocs-from-loops},"
+                        "buffer-results-to-out-params{modify-public-functions "
+                        "hoist-static-allocs},"
+                        "buffer-deallocation-pipeline,"
+                        "convert-bufferization-to-memref,"
+                        "inline,"
+                        "canonicalize");
+  pm.addPass(createMixTransposedOperandsPass());
+  // After the transposes: bufferization may reuse a result's buffer for
+  // earlier temporaries (transposed copies among them), which
+  // mix-transposed-operands only turns into views while they are
+  // allocations of their own.
+  pm.addPass(createMixWriteResultsInPlacePass());
+  pm.addPass(createMixAllocateAtFirstUsePass());
+  pm.addPass(createMixFreeAfterLastUsePass());
+  pm.addPass(createMixReportPeakMemoryPass());
+  pm.addPass(createMixRecordEntrySignaturesPass());
+}
+
+void mlir::mix::buildCPULowerToLLVMPipeline(OpPassManager &pm) {
+  MixMatmulsToLibraryCallsPassOptions matmuls;
+  matmuls.overwriteZeros = true;
+  matmuls.fuseBias = true;
+  matmuls.triangular = true;
+  pm.addPass(createMixMatmulsToLibraryCallsPass(matmuls));
+  // Parallel dimensions become scf.parallel: the outermost of a large
+  // enough nest is split over threads.
+  addUpstreamPasses(pm, "convert-linalg-to-parallel-loops");
+  MixOutlineLoopNestsPassOptions outline;
+  outline.threadRanges = true;
+  pm.addPass(createMixOutlineLoopNestsPass(outline));
+  pm.addPass(createMixApproximateMathPass());
+  addUpstreamPasses(pm, "expand-strided-metadata,"
+                        "lower-affine,"
+                        "convert-scf-to-cf,"
+                        "convert-math-to-llvm,"
+                        "convert-math-to-libm");
+  pm.addPass(createMixExpandArithPass());
+  addUpstreamPasses(pm, "convert-arith-to-llvm,"
+                        "convert-index-to-llvm,"
+                        "finalize-memref-to-llvm,"
+                        "convert-func-to-llvm{use-bare-ptr-memref-call-conv},"
+                        "convert-cf-to-llvm,"
+                        "reconcile-unrealized-casts,"
+                        "canonicalize");
+  pm.addPass(createMixParallelizeOutlinedCallsPass());
+}
+
+void mlir::mix::buildPackEntryPointsPipeline(
+    OpPassManager &pm, llvm::ArrayRef<std::string> entryPoints) {
+  MixPackEntryPointsPassOptions pack;
+  pack.entryPoints = llvm::to_vector(entryPoints);
+  pm.addPass(createMixPackEntryPointsPass(pack));
+}
+
+void mlir::mix::buildCPUCodegenPipeline(
+    OpPassManager &pm, const CPUCodegenPipelineOptions &options) {
+  buildBufferizePipeline(pm);
+  buildCPULowerToLLVMPipeline(pm);
+  buildPackEntryPointsPipeline(pm, options.entryPoints);
+}
+
+void mlir::mix::buildCUDAKernelsPipeline(
+    OpPassManager &pm, const CUDACodegenPipelineOptions &options) {
+  MixMatmulsToLibraryCallsPassOptions matmuls;
+  matmuls.prefix = "mixrt_cuda_";
+  pm.addPass(createMixMatmulsToLibraryCallsPass(matmuls));
+  pm.addPass(createMixMemoryToDevicePass());
+  pm.addPass(createMixLaunchSerialOpsPass());
+  addUpstreamPasses(pm, "convert-linalg-to-parallel-loops");
+  pm.addPass(createMixParallelLoopsToGPUPass());
+  addUpstreamPasses(pm, "func.func(lower-affine,canonicalize,cse),"
+                        "gpu-kernel-outlining");
+  pm.addPass(createMixMergeGPUModulesPass());
+  addUpstreamPasses(
+      pm, "nvvm-attach-target{module=" + std::string(kKernelModuleName) +
+              " chip=" + options.chip + " features=" + options.features +
+              " O=3},"
+              "gpu.module(lower-affine,expand-strided-metadata,"
+              "convert-scf-to-cf,convert-gpu-to-nvvm,canonicalize,cse,"
+              "reconcile-unrealized-casts)");
+}
+
+void mlir::mix::buildCUDAAssemblePipeline(
+    OpPassManager &pm, const CUDACodegenPipelineOptions &options) {
+  addUpstreamPasses(
+      pm, "gpu-module-to-binary{format=isa toolkit=" + options.toolkit + "}");
+  MixAssembleKernelsPassOptions assemble;
+  assemble.toolkit = options.toolkit;
+  assemble.chip = options.chip;
+  pm.addPass(createMixAssembleKernelsPass(assemble));
+}
+
+void mlir::mix::buildCUDAHostToLLVMPipeline(OpPassManager &pm) {
+  addUpstreamPasses(pm, "func.func(expand-strided-metadata,lower-affine),"
+                        "convert-scf-to-cf,"
+                        "convert-arith-to-llvm,"
+                        "convert-index-to-llvm,"
+                        "finalize-memref-to-llvm,"
+                        "convert-func-to-llvm{use-bare-ptr-memref-call-conv},"
+                        "gpu-to-llvm{use-bare-pointers-for-host},"
+                        "convert-cf-to-llvm,"
+                        "reconcile-unrealized-casts,"
+                        "canonicalize");
+}
+
+void mlir::mix::buildCUDACodegenPipeline(
+    OpPassManager &pm, const CUDACodegenPipelineOptions &options) {
+  buildBufferizePipeline(pm);
+  buildCUDAKernelsPipeline(pm, options);
+  if (options.assemble)
+    buildCUDAAssemblePipeline(pm, options);
+  buildCUDAHostToLLVMPipeline(pm);
+  buildPackEntryPointsPipeline(pm, options.entryPoints);
+}
+
+//===----------------------------------------------------------------------===//
+// Registration and running
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct TrainingCLOptions : PassPipelineOptions<TrainingCLOptions> {
+  Option<bool> bf16Matmuls{
+      *this, "bf16-matmuls",
+      llvm::cl::desc("Round the matrix products' operands to bf16 "
+                     "(mixc --precision bf16 on the CPU)"),
+      llvm::cl::init(false)};
+};
+
+struct CPUCodegenCLOptions : PassPipelineOptions<CPUCodegenCLOptions> {
+  ListOption<std::string> entryPoints{
+      *this, "entry-points",
+      llvm::cl::desc("Functions that must become packed entry points")};
+};
+
+struct CUDACodegenCLOptions : PassPipelineOptions<CUDACodegenCLOptions> {
+  Option<std::string> toolkit{*this, "toolkit",
+                              llvm::cl::desc("The CUDA toolkit (bin/ptxas)"),
+                              llvm::cl::init("/usr/local/cuda")};
+  Option<std::string> chip{*this, "chip", llvm::cl::desc("The GPU"),
+                           llvm::cl::init("sm_90")};
+  Option<std::string> features{*this, "features",
+                               llvm::cl::desc("PTX features"),
+                               llvm::cl::init("+ptx80")};
+  Option<bool> assemble{
+      *this, "assemble",
+      llvm::cl::desc("Serialize the kernels to PTX and assemble them with "
+                     "ptxas (needs the toolkit)"),
+      llvm::cl::init(true)};
+  ListOption<std::string> entryPoints{
+      *this, "entry-points",
+      llvm::cl::desc("Functions that must become packed entry points")};
+};
+} // namespace
+
+void mlir::mix::registerMixPipelines() {
+  PassPipelineRegistration<TrainingCLOptions>(
+      "mix-training-pipeline",
+      "The model in the mix dialect to its training graph (@forward, @grad, "
+      "@adamw, @logits) on linalg tensors",
+      [](OpPassManager &pm, const TrainingCLOptions &cl) {
+        TrainingPipelineOptions options;
+        options.bf16Matmuls = cl.bf16Matmuls;
+        buildMixTrainingPipeline(pm, options);
+      });
+  PassPipelineRegistration<CPUCodegenCLOptions>(
+      "mix-cpu-codegen-pipeline",
+      "Linalg on tensors to the LLVM dialect of a CPU package, entry points "
+      "packed",
+      [](OpPassManager &pm, const CPUCodegenCLOptions &cl) {
+        CPUCodegenPipelineOptions options;
+        options.entryPoints.assign(cl.entryPoints.begin(),
+                                   cl.entryPoints.end());
+        buildCPUCodegenPipeline(pm, options);
+      });
+  PassPipelineRegistration<CUDACodegenCLOptions>(
+      "mix-cuda-codegen-pipeline",
+      "Linalg on tensors to sm_90 kernels and host code in the LLVM dialect, "
+      "entry points packed",
+      [](OpPassManager &pm, const CUDACodegenCLOptions &cl) {
+        CUDACodegenPipelineOptions options;
+        options.toolkit = cl.toolkit;
+        options.chip = cl.chip;
+        options.features = cl.features;
+        options.assemble = cl.assemble;
+        options.entryPoints.assign(cl.entryPoints.begin(),
+                                   cl.entryPoints.end());
+        buildCUDACodegenPipeline(pm, options);
+      });
+}
+
+LogicalResult
+mlir::mix::runPipeline(ModuleOp module,
+                       llvm::function_ref<void(OpPassManager &)> build,
+                       TimingScope &timing) {
+  PassManager pm(module.getContext());
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  pm.enableTiming(timing);
+  build(pm);
+  return pm.run(module);
+}

@@ -1,0 +1,72 @@
+// RUN: mix-opt %s --split-input-file --allow-unregistered-dialect --mix-autodiff --verify-diagnostics
+
+// Where mix-autodiff must refuse, and say why.
+
+// No function of the name asked for (here the default, @forward).
+// expected-error @below {{no function @forward to differentiate}}
+module {
+  func.func @loss(%x: tensor<2xf32>) -> tensor<f32> {
+    %s = mix.reduce_sum %x dims [0] : tensor<2xf32> -> tensor<1xf32>
+    %l = mix.reshape %s : tensor<1xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// A declaration has no body to differentiate.
+// expected-error @below {{autodiff needs a single-block function}}
+func.func private @forward(tensor<2xf32>) -> tensor<f32>
+
+// -----
+
+// The first result must be the scalar loss, not a tensor of rank 1...
+// expected-error @below {{autodiff needs a function whose first result is the scalar loss}}
+func.func @forward(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %y = mix.exp %x : tensor<2xf32>
+  return %y : tensor<2xf32>
+}
+
+// -----
+
+// ...and there must be one.
+// expected-error @below {{autodiff needs a function whose first result is the scalar loss}}
+func.func @forward(%x: tensor<2xf32>) {
+  return
+}
+
+// -----
+
+// A model-level op on the loss's path: it has no rule of its own; its
+// decomposition into primitives has.
+func.func @forward(%x: tensor<2xf32>) -> tensor<f32> {
+  // expected-error @below {{'mix.gelu' op has no vector-Jacobian product; autodiff runs on primitive ops (run mix-decompose first)}}
+  %y = mix.gelu %x : tensor<2xf32>
+  %s = mix.reduce_sum %y dims [0] : tensor<2xf32> -> tensor<1xf32>
+  %l = mix.reshape %s : tensor<1xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// reduce_max has no rule: the decompositions only ever use it under
+// stop_gradient (softmax and log-sum-exp shifts), where its adjoint is not
+// needed. Differentiated directly, it is refused rather than given a
+// wrong gradient.
+func.func @forward(%x: tensor<2x3xf32>) -> tensor<f32> {
+  // expected-error @below {{'mix.reduce_max' op has no vector-Jacobian product}}
+  %m = mix.reduce_max %x dims [0, 1] : tensor<2x3xf32> -> tensor<1x1xf32>
+  %l = mix.reshape %m : tensor<1x1xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Every op of the body must have exactly one result.
+func.func @forward(%x: tensor<2xf32>) -> tensor<f32> {
+  %s = mix.reduce_sum %x dims [0] : tensor<2xf32> -> tensor<1xf32>
+  %l = mix.reshape %s : tensor<1xf32> -> tensor<f32>
+  // expected-error @below {{autodiff handles single-result ops only}}
+  "test.sink"(%l) : (tensor<f32>) -> ()
+  return %l : tensor<f32>
+}
