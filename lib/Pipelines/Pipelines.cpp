@@ -173,9 +173,10 @@ void mlir::mix::buildCPULowerToLLVMPipeline(OpPassManager &pm) {
 }
 
 void mlir::mix::buildPackEntryPointsPipeline(
-    OpPassManager &pm, llvm::ArrayRef<std::string> entryPoints) {
+    OpPassManager &pm, llvm::ArrayRef<std::string> entryPoints, bool optnone) {
   MixPackEntryPointsPassOptions pack;
   pack.entryPoints = llvm::to_vector(entryPoints);
+  pack.optnone = optnone;
   pm.addPass(createMixPackEntryPointsPass(pack));
 }
 
@@ -183,7 +184,7 @@ void mlir::mix::buildCPUCodegenPipeline(
     OpPassManager &pm, const CPUCodegenPipelineOptions &options) {
   buildBufferizePipeline(pm);
   buildCPULowerToLLVMPipeline(pm);
-  buildPackEntryPointsPipeline(pm, options.entryPoints);
+  buildPackEntryPointsPipeline(pm, options.entryPoints, /*optnone=*/true);
 }
 
 void mlir::mix::buildCUDAKernelsPipeline(
@@ -237,7 +238,8 @@ void mlir::mix::buildCUDACodegenPipeline(
   if (options.assemble)
     buildCUDAAssemblePipeline(pm, options);
   buildCUDAHostToLLVMPipeline(pm);
-  buildPackEntryPointsPipeline(pm, options.entryPoints);
+  // The host glue of the CUDA target is optimised as it always was.
+  buildPackEntryPointsPipeline(pm, options.entryPoints, /*optnone=*/false);
 }
 
 //===----------------------------------------------------------------------===//

@@ -415,7 +415,8 @@ static int compile(int argc, char **argv) {
   if (stop(Stage::LLVM))
     return 0;
   if (failed(phase("pack the entry points", [&](OpPassManager &pm) {
-        buildPackEntryPointsPipeline(pm, getPackageEntryPoints());
+        buildPackEntryPointsPipeline(pm, getPackageEntryPoints(),
+                                     /*optnone=*/target == Target::CPU);
       })))
     return fail("lowering '" + inputFile + "' to LLVM failed");
   if (target == Target::CUDA &&

@@ -71,9 +71,11 @@ struct CPUCodegenPipelineOptions {
 /// From buffers to the LLVM dialect: matrix products as library calls, loop
 /// nests outlined and threaded, math approximated.
 void buildCPULowerToLLVMPipeline(OpPassManager &pm);
-/// Packs the entry points into the runtime's one C signature.
+/// Packs the entry points into the runtime's one C signature; with
+/// \p optnone (the CPU target), their glue is left unoptimised.
 void buildPackEntryPointsPipeline(OpPassManager &pm,
-                                  llvm::ArrayRef<std::string> entryPoints);
+                                  llvm::ArrayRef<std::string> entryPoints,
+                                  bool optnone);
 /// Bufferize, lower to LLVM, pack the entry points.
 void buildCPUCodegenPipeline(OpPassManager &pm,
                              const CPUCodegenPipelineOptions &options);

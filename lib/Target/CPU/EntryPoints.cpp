@@ -70,7 +70,8 @@ struct MixRecordEntrySignaturesPass
 
 /// Replaces \p callee by `llvm.func @mix_<name>(!llvm.ptr)` reading its
 /// arguments from the array the pointer points to.
-LogicalResult packEntryPoint(LLVM::LLVMFuncOp callee, ArrayAttr signature) {
+LogicalResult packEntryPoint(LLVM::LLVMFuncOp callee, ArrayAttr signature,
+                             bool optnone) {
   MLIRContext *ctx = callee.getContext();
   Location loc = callee.getLoc();
   if (signature.size() != callee.getFunctionType().getNumParams())
@@ -87,8 +88,9 @@ LogicalResult packEntryPoint(LLVM::LLVMFuncOp callee, ArrayAttr signature) {
   // Straight-line glue around the outlined loop nests, tens of thousands of
   // instructions for a large model: optimising it buys nothing, and LLVM's
   // passes are superlinear in function size.
-  entry.setPassthroughAttr(b.getArrayAttr(
-      {b.getStringAttr("noinline"), b.getStringAttr("optnone")}));
+  if (optnone)
+    entry.setPassthroughAttr(b.getArrayAttr(
+        {b.getStringAttr("noinline"), b.getStringAttr("optnone")}));
   entry->setAttr(kEntrySignatureAttr, signature);
   entry.getBody().takeBody(callee.getBody());
   Block &block = entry.getBody().front();
@@ -140,7 +142,7 @@ struct MixPackEntryPointsPass
           fn.getSymName().starts_with("mix_"))
         continue;
       auto signature = fn->getAttrOfType<ArrayAttr>(kEntrySignatureAttr);
-      if (failed(packEntryPoint(fn, signature)))
+      if (failed(packEntryPoint(fn, signature, optnone)))
         return signalPassFailure();
     }
   }

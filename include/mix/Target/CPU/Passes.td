@@ -428,15 +428,19 @@ def MixPackEntryPointsPass
     the runtime calls every entry point through `void (void **)`. The entry
     takes over the function's body, each argument a load from the array
     where it is used: a wrapper calling the function would pass hundreds of
-    stack arguments, which sends LLVM's store merging quadratic. The entry
-    is marked `noinline` and `optnone`: what is left in it is straight-line
-    glue around the outlined loop nests, which optimisation would not
-    speed up and LLVM's passes are superlinear in.
+    stack arguments, which sends LLVM's store merging quadratic. With
+    `optnone` (the CPU target), the entry is marked `noinline` and
+    `optnone`: what is left in it is straight-line glue around the outlined
+    loop nests, which optimisation would not speed up and LLVM's passes are
+    superlinear in. The packed entry points are appended to the module in
+    the order of `entry-points`, then any other marked function's.
   }];
   let options = [
     ListOption<"entryPoints", "entry-points", "std::string",
                "Functions that must be packed (an error if one is missing); "
-               "every marked function is packed either way">
+               "every marked function is packed either way">,
+    Option<"optnone", "optnone", "bool", /*default=*/"true",
+           "Mark the entry points noinline and optnone">
   ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
