@@ -18,7 +18,7 @@
 #include "mixrt/TokenizerGPT2.h"
 #include "mixrt/TokenizerUnicode.h"
 
-#include "../runtime/test/Data/DataTestUtil.h"
+#include "mixrt/testing/TinyGPT2.h"
 
 #include <cstdint>
 #include <cstring>
@@ -76,7 +76,7 @@ static const GPT2Tokenizer &tinyGPT2() {
     std::vector<std::string> symbols;
     for (const auto &[first, second] : merges)
       symbols.push_back(first + second);
-    mixrt::test::writeTinyGPT2(mixfuzz::scratchDir(), symbols, merges);
+    mixrt::testing::writeTinyGPT2(mixfuzz::scratchDir(), symbols, merges);
     return GPT2Tokenizer::load(mixfuzz::scratchDir());
   }();
   return *tok;

@@ -67,19 +67,25 @@ llvm::json::Value mlir::mix::manifestJSON(const PackageContents &c) {
     manifest["stream_shards"] = c.streamShards;
   if (!c.library.empty()) {
     manifest["library"] = c.library;
+    if (c.adamw)
+      manifest["adamw"] = Object{{"beta1", c.adamw->beta1},
+                                 {"beta2", c.adamw->beta2},
+                                 {"epsilon", c.adamw->epsilon},
+                                 {"weight_decay", c.adamw->weightDecay},
+                                 {"max_grad_norm", c.adamw->maxGradNorm}};
     // Each entry point: void mix_<name>(void **args), with args pointing
     // at the parameters, tokens, targets, then the outputs, in order.
     Array gradOutputs{"loss", "ce", "aux"};
     for (const ParamInfo &p : paramTable(c.spec))
       gradOutputs.push_back("grad." + p.name);
     manifest["entries"] = Object{
-        {"forward", Object{{"symbol", "mix_forward"},
+        {"forward", Object{{"symbol", MIX_FORWARD_SYMBOL},
                            {"outputs", Array{"loss", "ce", "aux"}}}},
         {"grad",
-         Object{{"symbol", "mix_grad"}, {"outputs", std::move(gradOutputs)}}},
+         Object{{"symbol", MIX_GRAD_SYMBOL}, {"outputs", std::move(gradOutputs)}}},
         {"logits",
-         Object{{"symbol", "mix_logits"}, {"outputs", Array{"logits"}}}},
-        {"adamw", Object{{"symbol", "mix_adamw"},
+         Object{{"symbol", MIX_LOGITS_SYMBOL}, {"outputs", Array{"logits"}}}},
+        {"adamw", Object{{"symbol", MIX_ADAMW_SYMBOL},
                          {"inputs", "params, grads, m, v, [lr, 1 - beta1^t, "
                                     "1 - beta2^t]"},
                          {"outputs", "grad_norm"},
@@ -131,7 +137,7 @@ std::string mlir::mix::getManifestSource(const PackageContents &contents) {
   // Exported whatever the support code's visibility flags; `?` escaped so
   // that no "??x" can read as a trigraph.
   std::string out = "__attribute__((visibility(\"default\"), used))\n"
-                    "const char mix_package_manifest[] = \"";
+                    "const char " MIX_PACKAGE_MANIFEST_SYMBOL "[] = \"";
   for (unsigned char c : json) {
     if (c == '"' || c == '\\' || c == '?')
       out += '\\';

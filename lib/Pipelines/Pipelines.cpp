@@ -10,6 +10,7 @@
 
 #include "mix/Pipelines/Pipelines.h"
 
+#include "mix/Codegen/Passes.h"
 #include "mix/Conversion/Passes.h"
 #include "mix/Target/CPU/Passes.h"
 #include "mix/Target/CUDA/CUDACodegen.h"
@@ -190,7 +191,7 @@ void mlir::mix::buildCPUCodegenPipeline(
 void mlir::mix::buildCUDAKernelsPipeline(
     OpPassManager &pm, const CUDACodegenPipelineOptions &options) {
   MixMatmulsToLibraryCallsPassOptions matmuls;
-  matmuls.prefix = "mixrt_cuda_";
+  matmuls.prefix = MIXRT_CUDA_MATMUL_PREFIX;
   pm.addPass(createMixMatmulsToLibraryCallsPass(matmuls));
   pm.addPass(createMixMemoryToDevicePass());
   pm.addPass(createMixLaunchSerialOpsPass());

@@ -65,6 +65,16 @@ struct AppendAdamWPass : mix::impl::MixAppendAdamWPassBase<AppendAdamWPass> {
     outputs.push_back(scalar);
     auto fn = func::FuncOp::create(b, loc, "adamw",
                                    FunctionType::get(ctx, inputs, outputs));
+    fn->setAttr(kAdamWHyperparametersAttr,
+                b.getDictionaryAttr({
+                    b.getNamedAttr("beta1", b.getF64FloatAttr(beta1)),
+                    b.getNamedAttr("beta2", b.getF64FloatAttr(beta2)),
+                    b.getNamedAttr("epsilon", b.getF64FloatAttr(epsilon)),
+                    b.getNamedAttr("weight_decay",
+                                   b.getF64FloatAttr(weightDecay)),
+                    b.getNamedAttr("max_grad_norm",
+                                   b.getF64FloatAttr(maxGradNorm)),
+                }));
     Block *body = fn.addEntryBlock();
     OpBuilder fb = OpBuilder::atBlockBegin(body);
     PrimitiveBuilder pb(fb, loc);

@@ -69,17 +69,17 @@ SmallVector<int64_t> unravel(int64_t flat, ArrayRef<int64_t> shape) {
   return idx;
 }
 
-/// Thrown (and caught in checkEquivalence) for IR the encoder cannot handle.
-struct Unsupported {
-  std::string why;
-};
-
 class Encoder {
 public:
   Encoder(z3::context &ctx, std::map<int64_t, int64_t> shrink)
       : ctx(ctx), shrink(std::move(shrink)) {}
 
-  const SymTensor &get(Value v);
+  /// The encoding of \p v; failure, with the reason in `unsupported`, for
+  /// IR the encoder cannot handle.
+  FailureOr<const SymTensor *> get(Value v);
+
+  /// Why the encoding failed.
+  std::string unsupported;
 
   /// Names to give the free tensors of these values in a counterexample.
   llvm::DenseMap<Value, std::string> names;
@@ -90,13 +90,27 @@ public:
   std::vector<std::pair<std::string, SymTensor>> leaves;
 
 private:
-  SmallVector<int64_t> shrunk(Type type);
-  SymTensor leaf(Value v, StringRef name);
-  SymTensor gateLeaf(GateOp gate);
-  SymTensor encode(Operation *op, Value result);
-  SymTensor encodeStackedMixture(Value input, Value gate, Value kernels,
-                                 Value bias, Value shared, bool mixFirst);
-  SymTensor encodeRegionMixture(MixtureOp op);
+  /// Notes \p why as the reason the encoding failed.
+  LogicalResult fail(const char *why) {
+    unsupported = why;
+    return failure();
+  }
+  FailureOr<SmallVector<int64_t>> shrunk(Type type);
+  FailureOr<SymTensor> leaf(Value v, StringRef name);
+  FailureOr<SymTensor> gateLeaf(GateOp gate);
+  FailureOr<SymTensor> encode(Operation *op, Value result);
+  FailureOr<SymTensor> encodeStackedMixture(Value input, Value gate,
+                                            Value kernels, Value bias,
+                                            Value shared, bool mixFirst);
+  FailureOr<SymTensor> encodeRegionMixture(MixtureOp op);
+  FailureOr<SymTensor> encodeLinear(LinearOp lin);
+  FailureOr<SymTensor> encodeReshape(Operation *op, Value result);
+  FailureOr<SymTensor> encodeSplat(DenseFPElementsAttr attr, Value result);
+  /// The encodings of \p lhs and \p rhs combined elementwise by \p fn.
+  FailureOr<SymTensor> binary(Value lhs, Value rhs,
+                              function_ref<z3::expr(z3::expr, z3::expr)> fn);
+  /// The encoding of \p input with \p fn applied to every element.
+  FailureOr<SymTensor> unary(Value input, function_ref<z3::expr(z3::expr)> fn);
   SymTensor linear(const SymTensor &x, const SymTensor &w, const SymTensor *b);
   SymTensor elementwise(const SymTensor &a, const SymTensor &b,
                         function_ref<z3::expr(z3::expr, z3::expr)> fn);
@@ -117,10 +131,10 @@ z3::expr Encoder::real(double v) {
   return ctx.real_val(s.c_str());
 }
 
-SmallVector<int64_t> Encoder::shrunk(Type type) {
+FailureOr<SmallVector<int64_t>> Encoder::shrunk(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape())
-    throw Unsupported{"a value is not a statically shaped tensor"};
+    return fail("a value is not a statically shaped tensor");
   SmallVector<int64_t> shape;
   for (int64_t s : tensor.getShape()) {
     auto it = shrink.find(s);
@@ -129,9 +143,12 @@ SmallVector<int64_t> Encoder::shrunk(Type type) {
   return shape;
 }
 
-SymTensor Encoder::leaf(Value v, StringRef name) {
+FailureOr<SymTensor> Encoder::leaf(Value v, StringRef name) {
+  FailureOr<SmallVector<int64_t>> shape = shrunk(v.getType());
+  if (failed(shape))
+    return failure();
   SymTensor t;
-  t.shape = shrunk(v.getType());
+  t.shape = std::move(*shape);
   std::string base = name.str();
   for (int64_t i = 0, e = t.numel(); i < e; ++i)
     t.elems.push_back(
@@ -140,12 +157,15 @@ SymTensor Encoder::leaf(Value v, StringRef name) {
   return t;
 }
 
-SymTensor Encoder::gateLeaf(GateOp gate) {
+FailureOr<SymTensor> Encoder::gateLeaf(GateOp gate) {
   std::string name = names.count(gate.getResult())
                          ? names.lookup(gate.getResult())
                          : llvm::formatv("g{0}", counter++).str();
+  FailureOr<SmallVector<int64_t>> shape = shrunk(gate.getType());
+  if (failed(shape))
+    return failure();
   SymTensor t;
-  t.shape = shrunk(gate.getType());
+  t.shape = std::move(*shape);
   int64_t n = t.shape.back();
   for (int64_t i = 0, e = t.numel(); i < e; ++i) {
     bool last = (i % n) == n - 1;
@@ -170,11 +190,11 @@ SymTensor Encoder::gateLeaf(GateOp gate) {
   return t;
 }
 
-const SymTensor &Encoder::get(Value v) {
+FailureOr<const SymTensor *> Encoder::get(Value v) {
   auto it = env.find(v);
   if (it != env.end())
-    return it->second;
-  SymTensor t;
+    return &it->second;
+  FailureOr<SymTensor> t = failure();
   Operation *def = v.getDefiningOp();
   if (auto gate = dyn_cast_or_null<GateOp>(def))
     t = gateLeaf(gate);
@@ -184,7 +204,9 @@ const SymTensor &Encoder::get(Value v) {
     t = encode(def, v);
   else
     t = leaf(v, llvm::formatv("arg{0}", counter++).str());
-  return env.try_emplace(v, std::move(t)).first->second;
+  if (failed(t))
+    return failure();
+  return &env.try_emplace(v, std::move(*t)).first->second;
 }
 
 SymTensor Encoder::elementwise(const SymTensor &a, const SymTensor &b,
@@ -220,12 +242,33 @@ SymTensor Encoder::linear(const SymTensor &x, const SymTensor &w,
 /// Both forms of a stacked mixture: `mixFirst` forms the dynamic kernel
 /// `sum_k g_k K_k` and applies it (the convolution); otherwise applies each
 /// kernel and mixes the outputs (the MoE form).
-SymTensor Encoder::encodeStackedMixture(Value input, Value gate, Value kernels,
-                                        Value bias, Value shared,
-                                        bool mixFirst) {
-  const SymTensor &x = get(input), &g = get(gate), &k = get(kernels);
-  const SymTensor *b = bias ? &get(bias) : nullptr;
-  const SymTensor *c = shared ? &get(shared) : nullptr;
+FailureOr<SymTensor> Encoder::encodeStackedMixture(Value input, Value gate,
+                                                   Value kernels, Value bias,
+                                                   Value shared,
+                                                   bool mixFirst) {
+  FailureOr<const SymTensor *> xs = get(input);
+  if (failed(xs))
+    return failure();
+  FailureOr<const SymTensor *> gs = get(gate);
+  if (failed(gs))
+    return failure();
+  FailureOr<const SymTensor *> ks = get(kernels);
+  if (failed(ks))
+    return failure();
+  const SymTensor &x = **xs, &g = **gs, &k = **ks;
+  const SymTensor *b = nullptr, *c = nullptr;
+  if (bias) {
+    FailureOr<const SymTensor *> bs = get(bias);
+    if (failed(bs))
+      return failure();
+    b = *bs;
+  }
+  if (shared) {
+    FailureOr<const SymTensor *> cs = get(shared);
+    if (failed(cs))
+      return failure();
+    c = *cs;
+  }
   int64_t n = k.shape[0], f = k.shape[1], d = k.shape[2];
   size_t lead = x.shape.size() - 1;
   bool heads = g.shape.size() > x.shape.size();
@@ -280,8 +323,14 @@ SymTensor Encoder::encodeStackedMixture(Value input, Value gate, Value kernels,
   return r;
 }
 
-SymTensor Encoder::encodeRegionMixture(MixtureOp op) {
-  const SymTensor &x = get(op.getInput()), &g = get(op.getGate());
+FailureOr<SymTensor> Encoder::encodeRegionMixture(MixtureOp op) {
+  FailureOr<const SymTensor *> xs = get(op.getInput());
+  if (failed(xs))
+    return failure();
+  FailureOr<const SymTensor *> gs = get(op.getGate());
+  if (failed(gs))
+    return failure();
+  const SymTensor &x = **xs, &g = **gs;
   Block &block = op.getBody().front();
   int64_t n = g.shape.back();
   std::vector<SymTensor> experts;
@@ -290,7 +339,10 @@ SymTensor Encoder::encodeRegionMixture(MixtureOp op) {
     // body; values inside the region are forgotten between experts.
     env[block.getArgument(0)] = x;
     for (auto [i, w] : llvm::enumerate(op.getExpertWeights())) {
-      const SymTensor &all = get(w);
+      FailureOr<const SymTensor *> weights = get(w);
+      if (failed(weights))
+        return failure();
+      const SymTensor &all = **weights;
       SymTensor slice;
       slice.shape.assign(all.shape.begin() + 1, all.shape.end());
       int64_t size = slice.numel();
@@ -299,9 +351,17 @@ SymTensor Encoder::encodeRegionMixture(MixtureOp op) {
       env[block.getArgument(i + 1)] = slice;
     }
     for (Operation &nested : block.without_terminator())
-      for (Value res : nested.getResults())
-        env[res] = encode(&nested, res);
-    experts.push_back(get(cast<YieldOp>(block.getTerminator()).getValue()));
+      for (Value res : nested.getResults()) {
+        FailureOr<SymTensor> encoded = encode(&nested, res);
+        if (failed(encoded))
+          return failure();
+        env[res] = std::move(*encoded);
+      }
+    FailureOr<const SymTensor *> expert =
+        get(cast<YieldOp>(block.getTerminator()).getValue());
+    if (failed(expert))
+      return failure();
+    experts.push_back(**expert);
     for (Operation &nested : block)
       for (Value res : nested.getResults())
         env.erase(res);
@@ -325,34 +385,96 @@ SymTensor Encoder::encodeRegionMixture(MixtureOp op) {
   return r;
 }
 
-SymTensor Encoder::encode(Operation *op, Value result) {
-  if (auto lin = dyn_cast<LinearOp>(op))
-    return linear(get(lin.getInput()), get(lin.getWeight()),
-                  lin.getBias() ? &get(lin.getBias()) : nullptr);
-  if (auto add = dyn_cast<AddOp>(op))
-    return elementwise(get(add.getLhs()), get(add.getRhs()),
-                       [](z3::expr a, z3::expr b) { return a + b; });
-  if (auto sub = dyn_cast<SubOp>(op))
-    return elementwise(get(sub.getLhs()), get(sub.getRhs()),
-                       [](z3::expr a, z3::expr b) { return a - b; });
-  if (auto mul = dyn_cast<MulOp>(op))
-    return elementwise(get(mul.getLhs()), get(mul.getRhs()),
-                       [](z3::expr a, z3::expr b) { return a * b; });
-  if (auto relu = dyn_cast<ReluOp>(op)) {
-    SymTensor r = get(relu.getInput());
-    for (z3::expr &e : r.elems)
-      e = z3::ite(e > 0, e, ctx.real_val(0));
-    return r;
+FailureOr<SymTensor>
+Encoder::binary(Value lhs, Value rhs,
+                function_ref<z3::expr(z3::expr, z3::expr)> fn) {
+  FailureOr<const SymTensor *> a = get(lhs);
+  if (failed(a))
+    return failure();
+  FailureOr<const SymTensor *> b = get(rhs);
+  if (failed(b))
+    return failure();
+  return elementwise(**a, **b, fn);
+}
+
+FailureOr<SymTensor> Encoder::unary(Value input,
+                                    function_ref<z3::expr(z3::expr)> fn) {
+  FailureOr<const SymTensor *> in = get(input);
+  if (failed(in))
+    return failure();
+  SymTensor r = **in;
+  for (z3::expr &e : r.elems)
+    e = fn(e);
+  return r;
+}
+
+FailureOr<SymTensor> Encoder::encodeLinear(LinearOp lin) {
+  FailureOr<const SymTensor *> x = get(lin.getInput());
+  if (failed(x))
+    return failure();
+  FailureOr<const SymTensor *> w = get(lin.getWeight());
+  if (failed(w))
+    return failure();
+  const SymTensor *b = nullptr;
+  if (lin.getBias()) {
+    FailureOr<const SymTensor *> bs = get(lin.getBias());
+    if (failed(bs))
+      return failure();
+    b = *bs;
   }
+  return linear(**x, **w, b);
+}
+
+FailureOr<SymTensor> Encoder::encodeReshape(Operation *op, Value result) {
+  FailureOr<const SymTensor *> in = get(op->getOperand(0));
+  if (failed(in))
+    return failure();
+  SymTensor r = **in;
+  FailureOr<SmallVector<int64_t>> shape = shrunk(result.getType());
+  if (failed(shape))
+    return failure();
+  r.shape = std::move(*shape);
+  if (r.numel() != static_cast<int64_t>(r.elems.size()))
+    return fail("a reshape does not survive shrinking");
+  return r;
+}
+
+FailureOr<SymTensor> Encoder::encodeSplat(DenseFPElementsAttr attr,
+                                          Value result) {
+  FailureOr<SmallVector<int64_t>> shape = shrunk(result.getType());
+  if (failed(shape))
+    return failure();
+  SymTensor r;
+  r.shape = std::move(*shape);
+  if (!attr.isSplat())
+    return fail("non-splat constants are not encoded");
+  double v = attr.getSplatValue<APFloat>().convertToDouble();
+  r.elems.assign(r.numel(), real(v));
+  return r;
+}
+
+FailureOr<SymTensor> Encoder::encode(Operation *op, Value result) {
+  if (auto lin = dyn_cast<LinearOp>(op))
+    return encodeLinear(lin);
+  if (auto add = dyn_cast<AddOp>(op))
+    return binary(add.getLhs(), add.getRhs(),
+                  [](z3::expr a, z3::expr b) { return a + b; });
+  if (auto sub = dyn_cast<SubOp>(op))
+    return binary(sub.getLhs(), sub.getRhs(),
+                  [](z3::expr a, z3::expr b) { return a - b; });
+  if (auto mul = dyn_cast<MulOp>(op))
+    return binary(mul.getLhs(), mul.getRhs(),
+                  [](z3::expr a, z3::expr b) { return a * b; });
+  if (auto relu = dyn_cast<ReluOp>(op))
+    return unary(relu.getInput(), [&](z3::expr e) {
+      return z3::ite(e > 0, e, ctx.real_val(0));
+    });
   if (isa<GeluOp, SigmoidOp, TanhOp, SiluOp>(op)) {
     // Transcendental: an uninterpreted function, which is sound for
     // equivalence (equal for every function implies equal for this one).
     z3::func_decl fn = ctx.function(op->getName().getStringRef().str().c_str(),
                                     ctx.real_sort(), ctx.real_sort());
-    SymTensor r = get(op->getOperand(0));
-    for (z3::expr &e : r.elems)
-      e = fn(e);
-    return r;
+    return unary(op->getOperand(0), [&](z3::expr e) { return fn(e); });
   }
   if (auto m = dyn_cast<MixtureOp>(op)) {
     if (m.hasExpertRegion())
@@ -365,23 +487,11 @@ SymTensor Encoder::encode(Operation *op, Value result) {
     return encodeStackedMixture(conv.getInput(), conv.getGate(),
                                 conv.getKernels(), conv.getBias(),
                                 conv.getSharedBias(), /*mixFirst=*/true);
-  if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op)) {
-    SymTensor r = get(op->getOperand(0));
-    r.shape = shrunk(result.getType());
-    if (r.numel() != static_cast<int64_t>(r.elems.size()))
-      throw Unsupported{"a reshape does not survive shrinking"};
-    return r;
-  }
+  if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op))
+    return encodeReshape(op, result);
   DenseFPElementsAttr attr;
-  if (matchPattern(result, m_Constant(&attr))) {
-    SymTensor r;
-    r.shape = shrunk(result.getType());
-    if (!attr.isSplat())
-      throw Unsupported{"non-splat constants are not encoded"};
-    double v = attr.getSplatValue<APFloat>().convertToDouble();
-    r.elems.assign(r.numel(), real(v));
-    return r;
-  }
+  if (matchPattern(result, m_Constant(&attr)))
+    return encodeSplat(attr, result);
   // Anything else is a free input: sound, since the claim must then hold for
   // every value it could take.
   return leaf(result, llvm::formatv("v{0}", counter++).str());
@@ -507,85 +617,143 @@ static std::string shapeString(ArrayRef<int64_t> shape) {
   return s;
 }
 
+//===----------------------------------------------------------------------===//
+// The check
+//===----------------------------------------------------------------------===//
+
+/// Names the operands of a mixture \p source as the counterexample shows
+/// them.
+static void nameMixtureOperands(Encoder &enc, Value source) {
+  auto m = source.getDefiningOp<MixtureOp>();
+  if (!m)
+    return;
+  enc.names[m.getInput()] = "x";
+  enc.names[m.getGate()] = "g";
+  if (m.getKernels())
+    enc.names[m.getKernels()] = "K";
+  if (m.getBias())
+    enc.names[m.getBias()] = "b";
+  if (m.getSharedBias())
+    enc.names[m.getSharedBias()] = "c";
+}
+
+/// The simplifier's settings for the difference of two elements.
+static z3::params simplifierParams(z3::context &ctx) {
+  z3::params simp(ctx);
+  simp.set("som", true);
+  // Mixtures multiply sums by sums: let sum-of-monomials expand them.
+  simp.set("som_blowup", 1000000u);
+  // Bound the work: a check that cannot finish is reported as unknown.
+  simp.set("max_steps", 2000000u);
+  return simp;
+}
+
+/// A solver bounded by \p timeoutMs holding \p constraints.
+static z3::solver makeSolver(z3::context &ctx, unsigned timeoutMs,
+                             const std::vector<z3::expr> &constraints) {
+  z3::solver solver(ctx);
+  z3::params sp(ctx);
+  sp.set("timeout", timeoutMs);
+  sp.set("rlimit", 20000000u);
+  solver.set(sp);
+  for (const z3::expr &c : constraints)
+    solver.add(c);
+  return solver;
+}
+
+/// "SIZES, element I: SOURCE = A but TARGET = B with LEAF(SHAPE) = [...]..."
+static std::string describeCounterexample(const z3::model &model,
+                                          const std::string &sizes, size_t i,
+                                          Value source, Value target,
+                                          const SymTensor &src,
+                                          const SymTensor &tgt,
+                                          const Encoder &enc) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << sizes << ", element " << i << ": " << source.getDefiningOp()->getName()
+     << " = " << value(model, src.elems[i]) << " but "
+     << target.getDefiningOp()->getName() << " = " << value(model, tgt.elems[i])
+     << " with";
+  for (auto &[name, t] : enc.leaves)
+    os << " " << name << shapeString(t.shape) << " = " << render(model, t);
+  return s;
+}
+
+/// The check itself; Z3's errors are left to the caller (checkWithZ3).
+static SMTCheckResult check(Value source, Value target, Value tokenValue,
+                            unsigned timeoutMs) {
+  SMTCheckResult result;
+  z3::context ctx;
+  Encoder enc(ctx, shrinkMap(source, target, tokenValue));
+  nameMixtureOperands(enc, source);
+  FailureOr<const SymTensor *> srcEncoded = enc.get(source);
+  if (failed(srcEncoded)) {
+    result.message = enc.unsupported;
+    return result;
+  }
+  SymTensor src = **srcEncoded;
+  FailureOr<const SymTensor *> tgtEncoded = enc.get(target);
+  if (failed(tgtEncoded)) {
+    result.message = enc.unsupported;
+    return result;
+  }
+  SymTensor tgt = **tgtEncoded;
+  if (src.shape != tgt.shape) {
+    result.message = "the two values have different shapes";
+    return result;
+  }
+  std::string sizes = "at shape " + shapeString(src.shape);
+  z3::params simp = simplifierParams(ctx);
+  z3::solver solver = makeSolver(ctx, timeoutMs, enc.constraints);
+  for (size_t i = 0; i < src.elems.size(); ++i) {
+    z3::expr diff = (src.elems[i] - tgt.elems[i]).simplify(simp);
+    if (diff.is_numeral() && diff.get_decimal_string(0) == "0")
+      continue;
+    if (getenv("MIX_SMT_DEBUG"))
+      llvm::errs() << "element " << i << " diff: " << diff.to_string() << "\n";
+    solver.push();
+    solver.add(src.elems[i] != tgt.elems[i]);
+    z3::check_result r = solver.check();
+    if (r == z3::unsat) {
+      solver.pop();
+      continue;
+    }
+    if (r == z3::unknown) {
+      result.message = "Z3 could not decide element " + std::to_string(i) +
+                       " " + sizes + ": " + solver.reason_unknown();
+      return result;
+    }
+    z3::model model = solver.get_model();
+    result.message =
+        describeCounterexample(model, sizes, i, source, target, src, tgt, enc);
+    result.status = SMTCheckResult::Status::Counterexample;
+    return result;
+  }
+  result.status = SMTCheckResult::Status::Equivalent;
+  result.message =
+      sizes + " over " + std::to_string(enc.leaves.size()) + " free tensors";
+  return result;
+}
+
+/// Runs \p run, which calls the Z3 C++ API. That API reports its errors by
+/// throwing z3::exception (with exceptions off, a failed call returns a null
+/// term that the next call would crash on); this is the one place in the
+/// compiler that catches one, and it becomes the check's result at once.
+static SMTCheckResult checkWithZ3(function_ref<SMTCheckResult()> run) {
+  try {
+    return run();
+  } catch (const z3::exception &e) {
+    SMTCheckResult result;
+    result.message = std::string("Z3 error: ") + e.msg();
+    return result;
+  }
+}
+
 SMTCheckResult mlir::mix::checkEquivalence(Value source, Value target,
                                            unsigned timeoutMs) {
-  SMTCheckResult result;
   Value tokenValue = source;
   if (auto m = source.getDefiningOp<MixtureOp>())
     tokenValue = m.getInput();
-  try {
-    z3::context ctx;
-    Encoder enc(ctx, shrinkMap(source, target, tokenValue));
-    if (auto m = source.getDefiningOp<MixtureOp>()) {
-      enc.names[m.getInput()] = "x";
-      enc.names[m.getGate()] = "g";
-      if (m.getKernels())
-        enc.names[m.getKernels()] = "K";
-      if (m.getBias())
-        enc.names[m.getBias()] = "b";
-      if (m.getSharedBias())
-        enc.names[m.getSharedBias()] = "c";
-    }
-    SymTensor src = enc.get(source);
-    SymTensor tgt = enc.get(target);
-    if (src.shape != tgt.shape) {
-      result.message = "the two values have different shapes";
-      return result;
-    }
-    std::string sizes = "at shape " + shapeString(src.shape);
-    z3::params simp(ctx);
-    simp.set("som", true);
-    // Mixtures multiply sums by sums: let sum-of-monomials expand them.
-    simp.set("som_blowup", 1000000u);
-    // Bound the work: a check that cannot finish is reported as unknown.
-    simp.set("max_steps", 2000000u);
-    z3::solver solver(ctx);
-    z3::params sp(ctx);
-    sp.set("timeout", timeoutMs);
-    sp.set("rlimit", 20000000u);
-    solver.set(sp);
-    for (const z3::expr &c : enc.constraints)
-      solver.add(c);
-    for (size_t i = 0; i < src.elems.size(); ++i) {
-      z3::expr diff = (src.elems[i] - tgt.elems[i]).simplify(simp);
-      if (diff.is_numeral() && diff.get_decimal_string(0) == "0")
-        continue;
-      if (getenv("MIX_SMT_DEBUG"))
-        llvm::errs() << "element " << i << " diff: " << diff.to_string()
-                     << "\n";
-      solver.push();
-      solver.add(src.elems[i] != tgt.elems[i]);
-      z3::check_result r = solver.check();
-      if (r == z3::unsat) {
-        solver.pop();
-        continue;
-      }
-      if (r == z3::unknown) {
-        result.message = "Z3 could not decide element " + std::to_string(i) +
-                         " " + sizes + ": " + solver.reason_unknown();
-        return result;
-      }
-      z3::model model = solver.get_model();
-      std::string s;
-      llvm::raw_string_ostream os(s);
-      os << sizes << ", element " << i << ": "
-         << source.getDefiningOp()->getName() << " = "
-         << value(model, src.elems[i]) << " but "
-         << target.getDefiningOp()->getName() << " = "
-         << value(model, tgt.elems[i]) << " with";
-      for (auto &[name, t] : enc.leaves)
-        os << " " << name << shapeString(t.shape) << " = " << render(model, t);
-      result.status = SMTCheckResult::Status::Counterexample;
-      result.message = s;
-      return result;
-    }
-    result.status = SMTCheckResult::Status::Equivalent;
-    result.message =
-        sizes + " over " + std::to_string(enc.leaves.size()) + " free tensors";
-  } catch (const Unsupported &u) {
-    result.message = u.why;
-  } catch (const z3::exception &e) {
-    result.message = std::string("Z3 error: ") + e.msg();
-  }
-  return result;
+  return checkWithZ3(
+      [&] { return check(source, target, tokenValue, timeoutMs); });
 }

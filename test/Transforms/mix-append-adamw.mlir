@@ -90,7 +90,9 @@
 
 // The options reach the constants: 1 - beta1 = 0.25, 1 - beta2 = 0.125,
 // max norm 4, weight decay 0.375, epsilon 0.0625.
+// The hyperparameters are recorded on @adamw, for the manifest.
 // OPTS-LABEL: func.func @adamw
+// OPTS-SAME:    attributes {mix.adamw = {beta1 = 7.500000e-01 : f64, beta2 = 8.750000e-01 : f64, epsilon = 6.250000e-02 : f64, max_grad_norm = 4.000000e+00 : f64, weight_decay = 3.750000e-01 : f64}}
 // OPTS:         arith.constant dense<4.000000e+00> : tensor<f32>
 // OPTS:         arith.constant dense<3.750000e-01> : tensor<1x1xf32>
 // OPTS:         arith.constant dense<7.500000e-01> : tensor<1x1xf32>

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mix/Codegen/Passes.h"
 #include "mix/Conversion/Passes.h"
 #include "mix/Dialect/Mix/IR/MixDialect.h"
 #include "mix/Frontend/InputFiles.h"
@@ -69,6 +70,7 @@ int main(int argc, char **argv) {
   mlir::bufferization::registerBufferizationPasses();
   mlir::mix::registerMixPasses();
   mlir::mix::registerMixConversionPasses();
+  mlir::mix::registerMixCodegenPasses();
   mlir::mix::registerMixCPUPasses();
   mlir::mix::registerMixCUDAPasses();
   // --mix-training-pipeline, --mix-cpu-codegen-pipeline and

@@ -202,6 +202,32 @@ countEntryInputs(ModuleOp module) {
   return entryArgs;
 }
 
+/// The hyperparameters @adamw was built with (kAdamWHyperparametersAttr).
+static FailureOr<PackageContents::AdamW>
+getAdamWHyperparameters(ModuleOp module) {
+  auto adamw = module.lookupSymbol<func::FuncOp>("adamw");
+  auto dict =
+      adamw ? adamw->getAttrOfType<DictionaryAttr>(kAdamWHyperparametersAttr)
+            : DictionaryAttr();
+  if (!dict)
+    return module.emitError("no @adamw with its hyperparameters (")
+           << kAdamWHyperparametersAttr << ")";
+  PackageContents::AdamW result;
+  for (auto [name, value] :
+       {std::pair<llvm::StringRef, double *>{"beta1", &result.beta1},
+        {"beta2", &result.beta2},
+        {"epsilon", &result.epsilon},
+        {"weight_decay", &result.weightDecay},
+        {"max_grad_norm", &result.maxGradNorm}}) {
+    auto attr = dict.getAs<FloatAttr>(name);
+    if (!attr)
+      return adamw.emitError("@adamw's ")
+             << kAdamWHyperparametersAttr << " has no " << name;
+    *value = attr.getValueAsDouble();
+  }
+  return result;
+}
+
 /// The bytes of each argument of each packed entry point (its recorded
 /// memref signature).
 static LogicalResult
@@ -364,6 +390,9 @@ static int compile(int argc, char **argv) {
     return 0;
   std::map<std::string, PackageContents::EntryArgs> entryArgs =
       countEntryInputs(*module);
+  FailureOr<PackageContents::AdamW> adamw = getAdamWHyperparameters(*module);
+  if (failed(adamw))
+    return fail("differentiating '" + inputFile + "' failed");
   TrainingPipelineOptions training;
   training.bf16Matmuls = precision == Precision::BF16 && target != Target::CUDA;
   if (failed(phase("lower to linalg", [&](OpPassManager &pm) {
@@ -380,6 +409,7 @@ static int compile(int argc, char **argv) {
   PackageContents contents{*spec,   batch,
                            seq,     target == Target::CUDA ? "cuda" : "cpu",
                            *proved, "model.so"};
+  contents.adamw = *adamw;
   std::string ptx, cubin;
   if (target == Target::CUDA) {
     CUDACodegenPipelineOptions options;

@@ -16,6 +16,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
 
+#include "mixrt/PackageABI.h"
+
 namespace mlir {
 class RewritePatternSet;
 namespace mix {
@@ -26,12 +28,13 @@ namespace mix {
 #define GEN_PASS_REGISTRATION
 #include "mix/Conversion/Passes.h.inc"
 
-/// The support-code functions a stream-sharded model calls:
+/// The support-code functions a stream-sharded model calls (PackageABI.h):
 /// `int64_t mix_comm_rank(void)`, this process's stream rank, and
 /// `void mix_comm_all_reduce(float *base, int64_t offset, int64_t count)`,
 /// the in-place sum over the ranks of `count` floats at `base + offset`.
-inline constexpr llvm::StringLiteral kCommRank = "mix_comm_rank";
-inline constexpr llvm::StringLiteral kCommAllReduce = "mix_comm_all_reduce";
+inline constexpr llvm::StringLiteral kCommRank = MIX_COMM_RANK_SYMBOL;
+inline constexpr llvm::StringLiteral kCommAllReduce =
+    MIX_COMM_ALL_REDUCE_SYMBOL;
 
 /// Patterns lowering the primitive mix ops to linalg, tensor, arith, math
 /// and scf on tensors.

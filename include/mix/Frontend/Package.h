@@ -9,10 +9,12 @@
 #define MIX_FRONTEND_PACKAGE_H
 
 #include "mix/Frontend/ModelSpec.h"
+#include "mixrt/PackageABI.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,7 +22,7 @@ namespace mlir {
 namespace mix {
 
 /// The version of the manifest format this compiler writes.
-inline constexpr int64_t kPackageFormatVersion = 3;
+inline constexpr int64_t kPackageFormatVersion = MIX_PACKAGE_FORMAT_VERSION;
 /// The compiler's version, recorded in every manifest.
 inline constexpr llvm::StringLiteral kCompilerVersion = "mixc 0.1.0";
 
@@ -49,6 +51,12 @@ struct PackageContents {
   /// The operands of the matrix products (`precision`): "fp32", "tf32" or
   /// "bf16" (mixc --precision, --gpu-matmul).
   std::string precision = "fp32";
+  /// The hyperparameters @adamw was compiled with (`adamw`), from its
+  /// kAdamWHyperparametersAttr; required with a library.
+  struct AdamW {
+    double beta1, beta2, epsilon, weightDecay, maxGradNorm;
+  };
+  std::optional<AdamW> adamw = {};
 };
 
 /// The manifest of a package, as JSON.

@@ -59,6 +59,34 @@ static Value indexedGeneric(
 }
 
 namespace {
+/// Sequential scf.for loops over [0, count) by 1. The index constants 0, 1
+/// and each count are created once, up front and in that order, so that
+/// nested loops (and the loop bodies) share them.
+class CountedLoops {
+public:
+  using Body = function_ref<void(OpBuilder &, Location, Value, ValueRange)>;
+
+  CountedLoops(OpBuilder &b, Location loc, ArrayRef<int64_t> counts) {
+    zero = arith::ConstantIndexOp::create(b, loc, 0);
+    one = arith::ConstantIndexOp::create(b, loc, 1);
+    for (int64_t count : counts)
+      bounds.push_back(arith::ConstantIndexOp::create(b, loc, count));
+  }
+
+  /// The index constant of counts[i].
+  Value getBound(size_t i) const { return bounds[i]; }
+
+  /// A loop over [0, counts[i]) carrying \p inits; \p body yields.
+  scf::ForOp create(OpBuilder &b, Location loc, size_t i, ValueRange inits,
+                    Body body) const {
+    return scf::ForOp::create(b, loc, zero, bounds[i], one, inits, body);
+  }
+
+private:
+  Value zero, one;
+  SmallVector<Value> bounds;
+};
+
 struct GatherPattern : OpRewritePattern<GatherOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(GatherOp op,
@@ -167,16 +195,13 @@ struct ScatterAddPattern : OpRewritePattern<ScatterAddOp> {
     Value updates =
         reshape(rewriter, loc, op.getUpdates(),
                 RankedTensorType::get({tokens, d}, out.getElementType()));
-    Value c0 = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    Value c1 = arith::ConstantIndexOp::create(rewriter, loc, 1);
-    Value ct = arith::ConstantIndexOp::create(rewriter, loc, tokens);
-    Value cd = arith::ConstantIndexOp::create(rewriter, loc, d);
-    auto outer = scf::ForOp::create(
-        rewriter, loc, c0, ct, c1, ValueRange{filled(rewriter, loc, out, 0.0)},
+    CountedLoops loops(rewriter, loc, {tokens, d});
+    auto outer = loops.create(
+        rewriter, loc, 0, ValueRange{filled(rewriter, loc, out, 0.0)},
         [&](OpBuilder &b, Location l, Value t, ValueRange acc) {
           Value id = toIndex(b, l, tensor::ExtractOp::create(b, l, ids, t));
-          auto inner = scf::ForOp::create(
-              b, l, c0, cd, c1, acc,
+          auto inner = loops.create(
+              b, l, 1, acc,
               [&](OpBuilder &ib, Location il, Value j, ValueRange a) {
                 Value u = tensor::ExtractOp::create(ib, il, updates,
                                                     ValueRange{t, j});
@@ -216,13 +241,11 @@ struct CumsumPattern : OpRewritePattern<CumsumOp> {
       }
       return std::make_tuple(offsets, sizes, strides);
     };
-    Value c0 = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    Value c1 = arith::ConstantIndexOp::create(rewriter, loc, 1);
-    Value cn = arith::ConstantIndexOp::create(rewriter, loc, n);
-    Value last = arith::ConstantIndexOp::create(rewriter, loc, n - 1);
+    CountedLoops loops(rewriter, loc, {n, n - 1});
+    Value last = loops.getBound(1);
     bool reverse = op.getReverse();
-    auto loop = scf::ForOp::create(
-        rewriter, loc, c0, cn, c1,
+    auto loop = loops.create(
+        rewriter, loc, 0,
         ValueRange{empty(rewriter, loc, type),
                    filled(rewriter, loc, sliceType, 0.0)},
         [&](OpBuilder &b, Location l, Value s, ValueRange acc) {

@@ -22,7 +22,7 @@
 using namespace mlir;
 using namespace mlir::mix;
 
-static constexpr llvm::StringLiteral kParallelFor = "mix_parallel_for";
+static constexpr llvm::StringLiteral kParallelFor = MIX_PARALLEL_FOR_SYMBOL;
 
 /// Whether \p f takes (i64 t0, i64 t1, then pointers and i64s).
 static bool hasThreadableSignature(LLVM::LLVMFuncOp f) {

@@ -34,7 +34,7 @@ using namespace mlir;
 using namespace mlir::mix;
 
 void mlir::mix::registerCUDACodegenDialects(DialectRegistry &registry) {
-  registerCPUCodegenDialects(registry);
+  registerCodegenDialects(registry);
   registry.insert<gpu::GPUDialect, NVVM::NVVMDialect, ub::UBDialect>();
   // convert-gpu-to-nvvm and gpu-to-llvm lower every dialect through its
   // ConvertToLLVM interface.

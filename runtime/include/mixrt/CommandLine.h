@@ -10,6 +10,7 @@
 #define MIXRT_COMMANDLINE_H
 
 #include <cstdint>
+#include <iosfwd>
 #include <map>
 #include <optional>
 #include <string>
@@ -77,6 +78,18 @@ double parseNumber(const std::string &text, const std::string &what);
 /// turns every exception into one line `TOOL: error: ...` and exit code 1.
 int runToolMain(const char *tool, int argc, char **argv,
                 int (*run)(const std::vector<std::string> &));
+
+/// What runs a subcommand on its parsed arguments; returns the exit status.
+using CommandBody = int (*)(const ParsedArgs &);
+
+/// Runs the subcommand words[0] of a tool with the words after it. With no
+/// words, \p printUsage writes the tool's usage to stderr (status 1); with
+/// --help, -h or help, to stdout (status 0). Otherwise \p select gives the
+/// command's spec and body (throwing Error for an unknown command); --help
+/// after the command prints its usage, else the body runs.
+int runSubcommand(
+    const std::vector<std::string> &words, void (*printUsage)(std::ostream &),
+    std::pair<CommandSpec, CommandBody> (*select)(const std::string &command));
 
 } // namespace mixrt
 

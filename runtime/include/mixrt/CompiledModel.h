@@ -11,7 +11,9 @@
 
 #include "mixrt/Communicator.h"
 #include "mixrt/Manifest.h"
+#include "mixrt/PackageABI.h"
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -56,6 +58,11 @@ public:
               const std::vector<float *> &m, const std::vector<float *> &v,
               const float hyper[3]) const;
 
+  /// The `hyper` of step \p step (1-based) at learning rate \p lr:
+  /// [lr, 1 - beta1^step, 1 - beta2^step], with the betas the compiled
+  /// update was built with (the manifest's `adamw`).
+  std::array<float, 3> adamwHyperparameters(int64_t step, double lr) const;
+
   /// Connects a stream-sharded package (Manifest::streamShards > 1) to the
   /// ranks it runs on: this rank computes its part of the streams and the
   /// compiled code sums the parts over \p comm. Fails unless \p comm has
@@ -93,7 +100,7 @@ public:
   bool averagesOverRanks() const { return ncclRanks > 0; }
 
 private:
-  using Entry = void (*)(void **);
+  using Entry = mix_entry_point_fn;
   Entry lookup(const char *symbol) const;
   /// Fails unless the library's compiled-in manifest (mixc's
   /// mix_package_manifest) is the manifest that was read, checksum aside.

@@ -12,6 +12,8 @@
 #include "mixrt/Json.h"
 
 #include <cstdint>
+#include "mixrt/PackageABI.h"
+
 #include <map>
 #include <optional>
 #include <string>
@@ -20,7 +22,7 @@
 namespace mixrt {
 
 /// The manifest format version this runtime reads.
-constexpr int64_t kManifestFormatVersion = 3;
+constexpr int64_t kManifestFormatVersion = MIX_PACKAGE_FORMAT_VERSION;
 
 enum class InitKind { Normal, Uniform, Zeros, Ones, Identity };
 
@@ -73,6 +75,14 @@ struct Manifest {
   /// The compiled library relative to the package; absent until the
   /// lowering produces code.
   std::optional<std::string> library;
+  /// The hyperparameters the compiled @adamw was built with (`adamw`,
+  /// required with a library): the bias corrections the runtime passes in,
+  /// 1 - beta1^t and 1 - beta2^t, take the betas from here.
+  struct AdamW {
+    double beta1 = 0, beta2 = 0, epsilon = 0, weightDecay = 0,
+           maxGradNorm = 0;
+  };
+  std::optional<AdamW> adamw;
   /// The library's FNV-1a 64-bit hash, 16 lowercase hex digits
   /// (library_fnv1a64), when the manifest records it.
   std::optional<std::string> libraryChecksum;

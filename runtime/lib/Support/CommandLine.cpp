@@ -184,3 +184,25 @@ int mixrt::runToolMain(const char *tool, int argc, char **argv,
   }
   return 1;
 }
+
+int mixrt::runSubcommand(
+    const std::vector<std::string> &words, void (*printUsage)(std::ostream &),
+    std::pair<CommandSpec, CommandBody> (*select)(const std::string &command)) {
+  if (words.empty()) {
+    printUsage(std::cerr);
+    return 1;
+  }
+  const std::string &command = words[0];
+  if (command == "--help" || command == "-h" || command == "help") {
+    printUsage(std::cout);
+    return 0;
+  }
+  auto [spec, body] = select(command);
+  ParsedArgs args =
+      parseArgs(spec, std::vector<std::string>(words.begin() + 1, words.end()));
+  if (args.help) {
+    std::cout << formatUsage(spec);
+    return 0;
+  }
+  return body(args);
+}

@@ -264,6 +264,25 @@ Manifest mixrt::parseManifest(const std::string &text,
       reader.error(*library, "library", "expected a non-empty string");
     manifest.library = library->getString();
   }
+  if (manifest.library) {
+    // The compiled update's hyperparameters; the betas must be in [0, 1)
+    // for the bias corrections to be positive.
+    const json::Value &adamw = reader.getObject(root, "", "adamw");
+    Manifest::AdamW hyper;
+    hyper.beta1 = reader.getNumber(adamw, "adamw.", "beta1", true);
+    hyper.beta2 = reader.getNumber(adamw, "adamw.", "beta2", true);
+    for (auto [key, beta] : {std::pair{"beta1", hyper.beta1},
+                             std::pair{"beta2", hyper.beta2}})
+      if (beta >= 1)
+        reader.error(*adamw.find(key), concat("adamw.", key),
+                     concat("expected a number in [0, 1), got ", beta));
+    hyper.epsilon = reader.getNumber(adamw, "adamw.", "epsilon", false);
+    hyper.weightDecay =
+        reader.getNumber(adamw, "adamw.", "weight_decay", true);
+    hyper.maxGradNorm =
+        reader.getNumber(adamw, "adamw.", "max_grad_norm", false);
+    manifest.adamw = hyper;
+  }
   if (const json::Value *checksum = root.find("library_fnv1a64")) {
     if (!manifest.library)
       reader.error(*checksum, "library_fnv1a64",

@@ -14,6 +14,7 @@ using mixrt::test::erase;
 using mixrt::test::failsWith;
 using mixrt::test::member;
 using mixrt::test::sampleManifest;
+using mixrt::test::setLibrary;
 using mixrt::test::TempDir;
 using mixrt::test::writeBytes;
 
@@ -68,16 +69,59 @@ TEST(ManifestTest, ReadsTheSampleManifest) {
 
 TEST(ManifestTest, ReadsTheLibraryAndIgnoresUnknownKeys) {
   json::Value value = sampleManifest();
-  member(value, "library") = json::Value("model.so");
+  setLibrary(value, "model.so");
   member(value, "entry_points") = json::Value(json::Value::Array{});
   Manifest m = parse(value);
   ASSERT_TRUE(m.library);
   EXPECT_EQ(*m.library, "model.so");
 }
 
+TEST(ManifestTest, ReadsTheCompiledAdamWHyperparameters) {
+  json::Value value = sampleManifest();
+  setLibrary(value, "model.so");
+  member(value, "adamw") = json::parse(
+      R"({"beta1": 0.8, "beta2": 0.99, "epsilon": 1e-06, "weight_decay": 0,
+          "max_grad_norm": 2.5})");
+  Manifest m = parse(value);
+  ASSERT_TRUE(m.adamw);
+  EXPECT_EQ(m.adamw->beta1, 0.8);
+  EXPECT_EQ(m.adamw->beta2, 0.99);
+  EXPECT_EQ(m.adamw->epsilon, 1e-6);
+  EXPECT_EQ(m.adamw->weightDecay, 0.0);
+  EXPECT_EQ(m.adamw->maxGradNorm, 2.5);
+  EXPECT_FALSE(parse(sampleManifest()).adamw);
+}
+
+TEST(ManifestTest, RejectsALibraryWithoutValidAdamWHyperparameters) {
+  EXPECT_TRUE(rejects(
+      [](json::Value &v) {
+        setLibrary(v, "model.so");
+        erase(v, "adamw");
+      },
+      {"adamw: missing"}));
+  EXPECT_TRUE(rejects(
+      [](json::Value &v) {
+        setLibrary(v, "model.so");
+        member(member(v, "adamw"), "beta2") = 1.0;
+      },
+      {"adamw.beta2: expected a number in [0, 1), got 1"}));
+  EXPECT_TRUE(rejects(
+      [](json::Value &v) {
+        setLibrary(v, "model.so");
+        member(member(v, "adamw"), "epsilon") = 0.0;
+      },
+      {"adamw.epsilon: expected a positive number, got 0"}));
+  EXPECT_TRUE(rejects(
+      [](json::Value &v) {
+        setLibrary(v, "model.so");
+        erase(member(v, "adamw"), "max_grad_norm");
+      },
+      {"adamw.max_grad_norm: missing"}));
+}
+
 TEST(ManifestTest, ReadsAndChecksTheLibraryChecksum) {
   json::Value value = sampleManifest();
-  member(value, "library") = json::Value("model.so");
+  setLibrary(value, "model.so");
   member(value, "library_fnv1a64") = json::Value("0123456789abcdef");
   Manifest m = parse(value);
   ASSERT_TRUE(m.libraryChecksum);
@@ -86,7 +130,7 @@ TEST(ManifestTest, ReadsAndChecksTheLibraryChecksum) {
   for (const char *bad : {"0123456789ABCDEF", "12345", "0123456789abcdefg"})
     EXPECT_TRUE(rejects(
         [&](json::Value &v) {
-          member(v, "library") = json::Value("model.so");
+          setLibrary(v, "model.so");
           member(v, "library_fnv1a64") = json::Value(bad);
         },
         {"library_fnv1a64: expected 16 lowercase hex digits"}))
@@ -161,8 +205,8 @@ TEST(ManifestTest, RejectsOtherFormatsAndVersions) {
   EXPECT_TRUE(rejects([](json::Value &v) { erase(v, "format"); },
                       {"format", "not a mixpkg manifest"}));
   EXPECT_TRUE(rejects(
-      [](json::Value &v) { member(v, "format_version") = 4; },
-      {"format_version", "reads format version 3", "the package has 4"}));
+      [](json::Value &v) { member(v, "format_version") = 3; },
+      {"format_version", "reads format version 4", "the package has 3"}));
   EXPECT_TRUE(rejects([](json::Value &v) { member(v, "format_version") = "1"; },
                       {"format_version", "the package has \"1\""}));
 }

@@ -115,12 +115,21 @@ inline void erase(json::Value &object, const std::string &key) {
       members.end());
 }
 
+/// Gives \p manifest a library, and the AdamW hyperparameters of the
+/// compiled update that every manifest with a library records.
+inline void setLibrary(json::Value &manifest, const std::string &library) {
+  member(manifest, "library") = json::Value(library);
+  member(manifest, "adamw") =
+      json::parse(R"({"beta1": 0.9, "beta2": 0.95, "epsilon": 1e-08,
+                      "weight_decay": 0.1, "max_grad_norm": 1.0})");
+}
+
 /// A valid manifest (docs/package.md) of a tiny model: vocab 16, batch 2,
 /// seq 3, and one parameter of each initialiser.
 inline json::Value sampleManifest() {
   return json::parse(R"({
     "format": "mixpkg",
-    "format_version": 3,
+    "format_version": 4,
     "compiler": "mixc 0.1.0",
     "target": "cpu",
     "batch": 2,

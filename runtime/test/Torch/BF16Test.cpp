@@ -9,6 +9,7 @@
 
 #include "CompileModel.h"
 #include "Reference.h"
+#include "TestSupport.h"
 
 #include "mixrt/CompiledModel.h"
 #include "mixrt/Manifest.h"
@@ -23,18 +24,10 @@ using mixrt::Manifest;
 using mixrt::ParamInfo;
 using mixtest::Config;
 using mixtest::Params;
+using mixtest::relError;
 using torch::Tensor;
 
 namespace {
-
-double relError(const std::vector<float> &got, const Tensor &ref) {
-  Tensor r = ref.to(torch::kFloat64).contiguous().flatten();
-  Tensor g = torch::from_blob(const_cast<float *>(got.data()), {r.numel()},
-                              torch::kFloat32)
-                 .to(torch::kFloat64);
-  double n = r.norm().item<double>();
-  return (g - r).norm().item<double>() / (n > 0 ? n : 1.0);
-}
 
 /// The reference's loss terms and gradients for \p c on one batch.
 struct Reference {
@@ -55,17 +48,7 @@ Reference evaluate(const Params &params, const Manifest &manifest,
   return r;
 }
 
-class BF16Step : public ::testing::TestWithParam<Config> {
-protected:
-  void SetUp() override {
-    if (GetParam().threads > 0)
-      at::set_num_threads(int(GetParam().threads));
-  }
-  void TearDown() override {
-    if (GetParam().threads > 0)
-      at::set_num_threads(1);
-  }
-};
+class BF16Step : public mixtest::ModelTest {};
 
 TEST_P(BF16Step, GradientsAgainstRoundedAndExactReferences) {
   const Config &c = GetParam();
@@ -73,30 +56,17 @@ TEST_P(BF16Step, GradientsAgainstRoundedAndExactReferences) {
   ASSERT_EQ(manifest.precision, "bf16");
   CompiledModel model(manifest);
   Params p64 = mixtest::randomParams(manifest, 0);
-  std::vector<Tensor> p32;
-  std::vector<const float *> ptrs;
-  for (const ParamInfo &info : manifest.params) {
-    p32.push_back(p64[info.name].to(torch::kFloat32).contiguous());
-    ptrs.push_back(p32.back().data_ptr<float>());
-  }
-  Tensor tok = torch::randint(c.v, {c.batch, c.seq}, torch::kInt64);
-  Tensor tgt = torch::randint(c.v, {c.batch, c.seq}, torch::kInt64);
+  mixtest::Float32Params p32 = mixtest::toFloat32(p64, manifest);
+  mixtest::Batch batch = mixtest::randomBatch(c);
   Config exactConfig = c;
   exactConfig.bf16 = false;
-  Reference rounded = evaluate(p64, manifest, tok, tgt, c);
-  Reference exact = evaluate(p64, manifest, tok, tgt, exactConfig);
+  Reference rounded = evaluate(p64, manifest, batch.tok, batch.tgt, c);
+  Reference exact = evaluate(p64, manifest, batch.tok, batch.tgt, exactConfig);
 
-  std::vector<int32_t> t32(tok.data_ptr<int64_t>(),
-                           tok.data_ptr<int64_t>() + tok.numel());
-  std::vector<int32_t> g32(tgt.data_ptr<int64_t>(),
-                           tgt.data_ptr<int64_t>() + tgt.numel());
-  std::vector<std::vector<float>> grads;
-  std::vector<float *> gptrs;
-  for (const ParamInfo &info : manifest.params)
-    grads.emplace_back(mixrt::getNumElements(info.shape));
-  for (auto &g : grads)
-    gptrs.push_back(g.data());
-  LossValues got = model.grad(ptrs, t32.data(), g32.data(), gptrs);
+  mixtest::CompiledGrad compiled =
+      mixtest::runCompiledGrad(model, manifest, p32.ptrs, batch);
+  const LossValues &got = compiled.loss;
+  const std::vector<std::vector<float>> &grads = compiled.grads;
 
   // Tolerances. bf16 keeps 8 significant bits: rounding an operand moves
   // it by up to 2^-9 (relative), and the gradients pass through about ten
@@ -112,7 +82,7 @@ TEST_P(BF16Step, GradientsAgainstRoundedAndExactReferences) {
   double worstExact = 0, worstReference = 0;
   for (size_t i = 0; i < manifest.params.size(); ++i) {
     const std::string &name = manifest.params[i].name;
-    double err = relError(grads[i], exact.grads[name]);
+    double err = relError(grads[i].data(), exact.grads[name]);
     Tensor r = rounded.grads[name], e = exact.grads[name];
     double refErr = e.norm().item<double>() > 0
                         ? ((r - e).norm() / e.norm()).item<double>()
@@ -140,7 +110,7 @@ TEST_P(BF16Step, GradientsAgainstRoundedAndExactReferences) {
     EXPECT_NEAR(got.loss, rounded.loss, 1e-5 * rounded.loss);
     for (size_t i = 0; i < manifest.params.size(); ++i) {
       const std::string &name = manifest.params[i].name;
-      EXPECT_LT(relError(grads[i], rounded.grads[name]), 1e-5) << name;
+      EXPECT_LT(relError(grads[i].data(), rounded.grads[name]), 1e-5) << name;
     }
   }
 }
@@ -181,14 +151,7 @@ std::vector<Config> configs() {
   au.l = 3;
   au.name = "bf16_altup_k2";
   out.push_back(au);
-  Config big = dense;
-  big.v = 256;
-  big.d = 32;
-  big.h = 4;
-  big.f = 128;
-  big.batch = 8;
-  big.seq = 16;
-  big.threads = 2;
+  Config big = mixtest::threadedSize(dense);
   big.name = "bf16_dense_threaded";
   out.push_back(big);
   return out;

@@ -8,6 +8,7 @@
 
 #include "CompileModel.h"
 #include "Reference.h"
+#include "TestSupport.h"
 
 #include "mixrt/CompiledModel.h"
 #include "mixrt/Manifest.h"
@@ -22,62 +23,29 @@ using mixrt::Manifest;
 using mixrt::ParamInfo;
 using mixtest::Config;
 using mixtest::Params;
+using mixtest::relError;
 using torch::Tensor;
 
 namespace {
 
-double relError(const float *got, const Tensor &ref) {
-  Tensor r = ref.to(torch::kFloat64).contiguous().flatten();
-  Tensor g =
-      torch::from_blob(const_cast<float *>(got), {r.numel()}, torch::kFloat32)
-          .to(torch::kFloat64);
-  double n = r.norm().item<double>();
-  return (g - r).norm().item<double>() / (n > 0 ? n : 1.0);
-}
-
-class TorchGrad : public ::testing::TestWithParam<Config> {
-protected:
-  /// The compiled code's threaded loop nests run on the OpenMP team that
-  /// libtorch sizes (one thread on this machine unless told): give the
-  /// configurations that test them two threads.
-  void SetUp() override {
-    if (GetParam().threads > 0)
-      at::set_num_threads(int(GetParam().threads));
-  }
-  void TearDown() override {
-    if (GetParam().threads > 0)
-      at::set_num_threads(1);
-  }
-};
+class TorchGrad : public mixtest::ModelTest {};
 
 TEST_P(TorchGrad, LossAndEveryGradient) {
   const Config &c = GetParam();
   Manifest manifest = mixtest::compileModel(c);
   CompiledModel model(manifest);
   Params p64 = mixtest::randomParams(manifest, 0);
-  std::vector<Tensor> p32;
-  std::vector<const float *> ptrs;
-  for (const ParamInfo &info : manifest.params) {
-    p32.push_back(p64[info.name].to(torch::kFloat32).contiguous());
-    ptrs.push_back(p32.back().data_ptr<float>());
+  mixtest::Float32Params p32 = mixtest::toFloat32(p64, manifest);
+  for (const ParamInfo &info : manifest.params)
     p64[info.name].requires_grad_(true);
-  }
-  Tensor tok = torch::randint(c.v, {c.batch, c.seq}, torch::kInt64);
-  Tensor tgt = torch::randint(c.v, {c.batch, c.seq}, torch::kInt64);
-  auto [loss, ce, aux] = mixtest::referenceLoss(p64, tok, tgt, c);
+  mixtest::Batch batch = mixtest::randomBatch(c);
+  auto [loss, ce, aux] = mixtest::referenceLoss(p64, batch.tok, batch.tgt, c);
   loss.backward();
 
-  std::vector<int32_t> t32(tok.data_ptr<int64_t>(),
-                           tok.data_ptr<int64_t>() + tok.numel());
-  std::vector<int32_t> g32(tgt.data_ptr<int64_t>(),
-                           tgt.data_ptr<int64_t>() + tgt.numel());
-  std::vector<std::vector<float>> grads;
-  std::vector<float *> gptrs;
-  for (const ParamInfo &info : manifest.params)
-    grads.emplace_back(mixrt::getNumElements(info.shape));
-  for (auto &g : grads)
-    gptrs.push_back(g.data());
-  LossValues got = model.grad(ptrs, t32.data(), g32.data(), gptrs);
+  mixtest::CompiledGrad compiled =
+      mixtest::runCompiledGrad(model, manifest, p32.ptrs, batch);
+  const LossValues &got = compiled.loss;
+  const std::vector<std::vector<float>> &grads = compiled.grads;
 
   // float32 against float64: the sums here run over at most a few hundred
   // terms of size O(1), so relative errors stay near 1e-6; 1e-4 for the
@@ -247,17 +215,7 @@ std::vector<Config> configs() {
   same.schedule = "same";
   same.name = "altup_same";
   out.push_back(same);
-  // Large enough that the compiled loop nests run split over the OpenMP
-  // threads (mix_parallel_for: at least kMinParallelWork iterations, e.g.
-  // the (B,S,f) and (B,S,V) elementwise nests).
-  Config big = dense;
-  big.v = 256;
-  big.d = 32;
-  big.h = 4;
-  big.f = 128;
-  big.batch = 8;
-  big.seq = 16;
-  big.threads = 2;
+  Config big = mixtest::threadedSize(dense);
   big.name = "dense_threaded";
   out.push_back(big);
   Config bigMixture = big;

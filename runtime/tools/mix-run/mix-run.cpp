@@ -325,45 +325,25 @@ static void printTopUsage(std::ostream &os) {
         "Run 'mix-run <command> --help' for the arguments of a command.\n";
 }
 
+static std::pair<CommandSpec, CommandBody>
+selectCommand(const std::string &command) {
+  if (command == "init")
+    return {initSpec(), runInit};
+  if (command == "grad")
+    return {gradSpec(), runGrad};
+  if (command == "train")
+    return {trainSpec(), runTrain};
+  if (command == "eval")
+    return {evalSpec(), runEval};
+  if (command == "generate")
+    return {generateSpec(), runGenerate};
+  fail("unknown command ", quote(command),
+       " (expected init, grad, train, eval or generate; see 'mix-run "
+       "--help')");
+}
+
 static int run(const std::vector<std::string> &words) {
-  if (words.empty()) {
-    printTopUsage(std::cerr);
-    return 1;
-  }
-  const std::string &command = words[0];
-  if (command == "--help" || command == "-h" || command == "help") {
-    printTopUsage(std::cout);
-    return 0;
-  }
-  std::vector<std::string> rest(words.begin() + 1, words.end());
-  CommandSpec spec;
-  int (*body)(const ParsedArgs &) = nullptr;
-  if (command == "init") {
-    spec = initSpec();
-    body = runInit;
-  } else if (command == "grad") {
-    spec = gradSpec();
-    body = runGrad;
-  } else if (command == "train") {
-    spec = trainSpec();
-    body = runTrain;
-  } else if (command == "eval") {
-    spec = evalSpec();
-    body = runEval;
-  } else if (command == "generate") {
-    spec = generateSpec();
-    body = runGenerate;
-  } else {
-    fail("unknown command ", quote(command),
-         " (expected init, grad, train, eval or generate; see 'mix-run "
-         "--help')");
-  }
-  ParsedArgs args = parseArgs(spec, rest);
-  if (args.help) {
-    std::cout << formatUsage(spec);
-    return 0;
-  }
-  return body(args);
+  return runSubcommand(words, printTopUsage, selectCommand);
 }
 
 /// Under several ranks on one machine, each gets its share of the cores

@@ -107,44 +107,31 @@ static void printTopUsage(std::ostream &os) {
         "Run 'mix-tokenize <command> --help' for details.\n";
 }
 
+static std::pair<CommandSpec, CommandBody>
+selectCommand(const std::string &command) {
+  if (command == "encode")
+    return {spec("encode",
+                 "Prints the token ids of FILE on one line, separated by "
+                 "spaces.",
+                 "the text to encode (UTF-8 for gpt2)"),
+            runEncode};
+  if (command == "decode")
+    return {spec("decode",
+                 "Prints the text that the token ids in FILE stand for.",
+                 "token ids separated by white space"),
+            runDecode};
+  if (command == "count")
+    return {spec("count",
+                 "Prints the number of tokens in FILE and the time "
+                 "encoding took.",
+                 "the text to encode"),
+            runCount};
+  fail("unknown command ", quote(command),
+       " (expected encode, decode or count; see 'mix-tokenize --help')");
+}
+
 static int run(const std::vector<std::string> &words) {
-  if (words.empty()) {
-    printTopUsage(std::cerr);
-    return 1;
-  }
-  const std::string &command = words[0];
-  if (command == "--help" || command == "-h" || command == "help") {
-    printTopUsage(std::cout);
-    return 0;
-  }
-  CommandSpec s;
-  int (*body)(const ParsedArgs &);
-  if (command == "encode") {
-    s = spec("encode",
-             "Prints the token ids of FILE on one line, separated by spaces.",
-             "the text to encode (UTF-8 for gpt2)");
-    body = runEncode;
-  } else if (command == "decode") {
-    s = spec("decode", "Prints the text that the token ids in FILE stand for.",
-             "token ids separated by white space");
-    body = runDecode;
-  } else if (command == "count") {
-    s = spec("count",
-             "Prints the number of tokens in FILE and the time "
-             "encoding took.",
-             "the text to encode");
-    body = runCount;
-  } else {
-    fail("unknown command ", quote(command),
-         " (expected encode, decode or count; see 'mix-tokenize --help')");
-  }
-  ParsedArgs args =
-      parseArgs(s, std::vector<std::string>(words.begin() + 1, words.end()));
-  if (args.help) {
-    std::cout << formatUsage(s);
-    return 0;
-  }
-  return body(args);
+  return runSubcommand(words, printTopUsage, selectCommand);
 }
 
 int main(int argc, char **argv) { return runToolMain(kTool, argc, argv, run); }

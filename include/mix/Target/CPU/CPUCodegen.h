@@ -1,107 +1,18 @@
-//===- CPUCodegen.h - Linalg on tensors to a shared library -----*- C++ -*-===//
+//===- CPUCodegen.h - The CPU target's own code generation ------*- C++ -*-===//
 //
-// The CPU back end: bufferization and lowering to the LLVM dialect, packed
-// entry points for the runtime, and native code in a shared library.
+// What only the CPU target does on top of the shared code generation
+// (mix/Codegen/Codegen.h): bf16 products, loop nests outlined and split over
+// threads, and the support code every CPU package is compiled with.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef MIX_TARGET_CPU_CPUCODEGEN_H
 #define MIX_TARGET_CPU_CPUCODEGEN_H
 
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/DialectRegistry.h"
-#include "mlir/Support/Timing.h"
-
-#include "llvm/ADT/StringMap.h"
-#include "llvm/Support/Error.h"
-
-#include <string>
-#include <vector>
+#include "mix/Codegen/Codegen.h"
 
 namespace mlir {
 namespace mix {
-
-/// Adds the dialects and interface models the CPU back end needs (for
-/// bufferization and the lowering to LLVM) to `registry`.
-void registerCPUCodegenDialects(DialectRegistry &registry);
-
-/// Attaches one-shot bufferization to `mix.all_reduce`: a copy of the
-/// input into a new buffer, summed over the ranks in place by the support
-/// code's `mix_comm_all_reduce`.
-void registerCollectiveBufferization(DialectRegistry &registry);
-
-/// The symbol of the packed entry point of function `name`: `mix_<name>`.
-std::string entryPointSymbol(llvm::StringRef name);
-
-/// On a function, from bufferization on (mix-record-entry-signatures): the
-/// array of its argument types, static identity-layout memrefs, which the
-/// lowering to LLVM pointers forgets. Kept on the packed entry point.
-inline constexpr llvm::StringLiteral kEntrySignatureAttr =
-    "mix.entry_signature";
-
-/// The memref argument types \p fn records in kEntrySignatureAttr, or
-/// failure if it has none (or a malformed one).
-FailureOr<SmallVector<MemRefType>> getEntrySignature(Operation *fn);
-
-/// On tensors: fuses elementwise producers into elementwise consumers, and
-/// recomputes a small elementwise producer in each of its users when they
-/// are all elementwise, so that it is never stored.
-LogicalResult fuseElementwiseOps(ModuleOp module);
-
-/// On tensors, before bufferization: each function result marked
-/// `mix.updates = i` is materialized in argument i's buffer and dropped
-/// from the results; that argument becomes writable, the function's other
-/// tensor arguments read-only. Fails on a malformed mark.
-LogicalResult updateArgumentsInPlace(ModuleOp module);
-
-/// The most operations in the body of an elementwise op that is recomputed
-/// where it is used rather than stored (fuseElementwiseOps, rematerialize).
-constexpr size_t kMaxRecomputedOps = 24;
-/// The most whole operands (read an element per iteration) an op may read
-/// once elementwise producers are recomputed in it (fuseElementwiseOps):
-/// the residual stream, a sum of every earlier block's output, is then
-/// stored rather than summed again from all of them in each of its users.
-/// 2 measured best: 4 left sums of 5-7 operands in the small dense model's
-/// layer norms (its loop nests 20% slower, the step 5%, 2-4 MiB less).
-constexpr int64_t kMaxRecomputedReads = 2;
-
-/// On tensors: recomputes zero fills and broadcasting elementwise ops right
-/// before each of their users but the first (mix-rematerialize).
-void rematerialize(ModuleOp module);
-
-/// On tensors: a batched product whose operands are collapses of head
-/// transposes, or whose result is expanded and transposed, becomes a
-/// `linalg.contract` with two batch dimensions that reads and writes those
-/// layouts in place (mix-head-products).
-void foldHeadTransposesIntoProducts(ModuleOp module);
-
-/// On buffers, before freeAfterLastUse: a product whose operand is a
-/// transposed copy that nothing else reads reads the transposed view of
-/// the copy's source instead (the library calls take any strides).
-void readTransposedOperandsInPlace(ModuleOp module);
-
-/// On buffers: moves each `memref.dealloc` of a buffer allocated in the
-/// same block to just after the block's last use of the buffer or of any
-/// memref derived from it (the deallocation pipeline frees at the end of
-/// the block, which kept every buffer of a step until it returned).
-void freeAfterLastUse(ModuleOp module);
-
-/// On buffers: a result copied into its out-parameter at the end is
-/// computed in the out-parameter instead (mix-write-results-in-place).
-void writeResultsInPlace(ModuleOp module);
-
-/// On buffers: moves each `memref.alloc` without operands to just before
-/// the first operation of its block that uses it (mix-allocate-at-first-use).
-void allocateAtFirstUse(ModuleOp module);
-
-/// On buffers: emits a remark on each allocating function with its peak of
-/// live buffer bytes and a note for each of the \p largest buffers live
-/// there (mix-report-peak-memory).
-void reportPeakMemory(ModuleOp module, unsigned largest = 8);
-
-/// Rewrites `add(matmul(A, B), X)` on tensors, where the product accumulates
-/// into zeros and has no other use, into a product accumulating into X.
-LogicalResult foldSumsIntoAccumulators(ModuleOp module);
 
 /// Moves every top-level loop nest of every function into a function of its
 /// own, called in its place; constants are cloned in, other values passed.
@@ -112,7 +23,7 @@ void outlineLoopNests(ModuleOp module, bool threadRanges = false);
 
 /// The most arguments (besides the range) and the fewest iterations of a
 /// loop nest run on several threads.
-inline constexpr size_t kMaxParallelArgs = 24;
+inline constexpr size_t kMaxParallelArgs = MIX_MAX_PARALLEL_ARGS;
 inline constexpr int64_t kMinParallelWork = 16384;
 /// Marks a function outlined with a range of iterations (threadable).
 inline constexpr llvm::StringLiteral kThreadedAttr = "mix.threaded";
@@ -127,49 +38,12 @@ void parallelizeOutlinedCalls(ModuleOp module);
 /// operands rounded to bf16, accumulating in f32 (mixc --precision bf16).
 void roundMatmulOperandsToBF16(ModuleOp module);
 
-/// Replaces f32 linalg.matmul / linalg.batch_matmul on memrefs by calls of
-/// `<prefix>matmul` / `<prefix>batch_matmul` (C += A B, in the package's
-/// support code: on the CPU a oneDNN matmul primitive cached per call site,
-/// on CUDA a cuBLASLt matmul). Each call's first argument numbers its site.
-/// Products of bf16 operands into f32 call `<prefix>matmul_bf16` /
-/// `<prefix>batch_matmul_bf16`. With \p overwriteZeros, a product into an
-/// accumulator zero-filled just before calls the `_set` form (C = A B,
-/// `<prefix>matmul_set[_bf16]`) and the fill is dropped. With \p fuseBias,
-/// a 2-d product into an accumulator just filled with a row vector in every
-/// row (a linear layer's bias) calls `<prefix>matmul_bias[_bf16]` (C = A B
-/// + bias, oneDNN's bias argument) and the fill is dropped. With
-/// \p triangular, a product marked `mix.triangle` (mix-causal-products)
-/// calls `<prefix>[batch_]matmul_tri[_set][_bf16]`, which takes the kind
-/// and diagonal last and skips the triangle's blocks.
-void convertMatmulsToLibraryCalls(ModuleOp module,
-                                  llvm::StringRef prefix = "mixrt_",
-                                  bool overwriteZeros = false,
-                                  bool fuseBias = false,
-                                  bool triangular = false);
-
 /// The C source linked into every package: `mixrt_matmul`,
 /// `mixrt_batch_matmul` (see convertMatmulsToLibraryCalls) and `memrefCopy`.
 const char *getSupportSource();
 
-/// What the host code of a package is linked with.
-struct SupportCode {
-  /// C source compiled into the library.
-  const char *source;
-  /// Extra compiler flags (include paths) and libraries (-L, -l, -rpath).
-  std::vector<std::string> compileFlags, linkFlags;
-  /// More C source, appended to `source` (the package's manifest:
-  /// getManifestSource).
-  std::string extraSource;
-};
-
 /// The CPU package's support code: getSupportSource() and oneDNN.
 SupportCode getCPUSupportCode();
-
-/// Translates an LLVM-dialect module to LLVM IR, optimises it for the host
-/// CPU, and links it with \p support into the shared library `path`.
-llvm::Error emitSharedLibrary(ModuleOp module, llvm::StringRef path,
-                              unsigned optLevel, TimingScope &timing,
-                              const SupportCode &support = getCPUSupportCode());
 
 } // namespace mix
 } // namespace mlir

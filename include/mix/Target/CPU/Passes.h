@@ -10,6 +10,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
 
+#include "mixrt/PackageABI.h"
+
 namespace mlir {
 namespace mix {
 

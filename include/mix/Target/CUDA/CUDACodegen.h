@@ -12,7 +12,7 @@
 #ifndef MIX_TARGET_CUDA_CUDACODEGEN_H
 #define MIX_TARGET_CUDA_CUDACODEGEN_H
 
-#include "mix/Target/CPU/CPUCodegen.h"
+#include "mix/Codegen/Codegen.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"

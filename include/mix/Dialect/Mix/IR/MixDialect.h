@@ -27,6 +27,11 @@ inline constexpr llvm::StringLiteral kStreamShardsAttr = "mix.stream_shards";
 /// value there, and the result is not returned separately once the
 /// function is bufferized). @adamw's new parameters and moments.
 inline constexpr llvm::StringLiteral kUpdatesAttr = "mix.updates";
+/// On @adamw (mix-append-adamw): the dictionary of the hyperparameters its
+/// update was built with (beta1, beta2, epsilon, weight_decay,
+/// max_grad_norm, f64 each). The package's manifest records them, and the
+/// runtime computes the bias corrections it passes in with these betas.
+inline constexpr llvm::StringLiteral kAdamWHyperparametersAttr = "mix.adamw";
 /// On a matrix product (mix.matmul, then the linalg product it lowers to):
 /// `array<i64: kind, p>`, a triangle of the product that need not be
 /// computed (mix-causal-products). Kind 0: the left operand is zero above

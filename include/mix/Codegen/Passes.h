@@ -1,0 +1,27 @@
+//===- Passes.h - Code generation passes both targets use -------*- C++ -*-===//
+
+#ifndef MIX_CODEGEN_PASSES_H
+#define MIX_CODEGEN_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+
+#include "mixrt/PackageABI.h"
+
+namespace mlir {
+namespace mix {
+
+#define GEN_PASS_DECL
+#include "mix/Codegen/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "mix/Codegen/Passes.h.inc"
+
+} // namespace mix
+} // namespace mlir
+
+#endif // MIX_CODEGEN_PASSES_H

@@ -1,0 +1,177 @@
+/*===- PackageABI.h - The one interface of compiler and runtime --*- C -*-===//
+ *
+ * What a package's shared library exports and what its compiled code calls,
+ * spelled once for every side: mixc (the symbols its passes call and the
+ * entry points it packs), the support code compiled into every package
+ * (runtime/support/CPUSupport.c and CUDASupport.c, which define the
+ * routines declared here), the runtime that dlopens the library
+ * (mixrt::CompiledModel), and the tests.
+ *
+ * Plain C: the support code is compiled as C into each package.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef MIXRT_PACKAGEABI_H
+#define MIXRT_PACKAGEABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===-- The package ------------------------------------------------------===*/
+
+/* The manifest format: mixc writes it, mix-run reads exactly it. */
+#define MIX_PACKAGE_FORMAT_VERSION 4
+
+/* Each entry point of the compiled module is `void mix_<name>(void **args)`:
+ * args holds one pointer a memref argument (inputs, then outputs), in the
+ * order of the function's signature (mix-pack-entry-points). */
+#define MIX_ENTRY_POINT_PREFIX "mix_"
+#define MIX_FORWARD_SYMBOL "mix_forward"
+#define MIX_GRAD_SYMBOL "mix_grad"
+#define MIX_ADAMW_SYMBOL "mix_adamw"
+#define MIX_LOGITS_SYMBOL "mix_logits"
+typedef void (*mix_entry_point_fn)(void **args);
+
+/* The arguments of each entry point, for a model of N parameters (in the
+ * manifest's order), each one pointer to contiguous row-major data:
+ *   mix_forward: the N parameters, the batch inputs (tokens, targets: int32,
+ *     (B, S)), then the loss outputs (loss, ce, aux: one float each);
+ *   mix_grad: as mix_forward, then the N gradients;
+ *   mix_logits: as mix_forward's inputs, then the logits (B, S, V);
+ *   mix_adamw: the N parameters, N gradients, N first and N second moments,
+ *     hyper ([lr, 1 - beta1^t, 1 - beta2^t]), then the gradient norm; the
+ *     parameters and moments are written over in place. */
+#define MIX_NUM_BATCH_INPUTS 2
+#define MIX_NUM_LOSS_OUTPUTS 3
+
+/* The manifest compiled into the library, less its checksum: the runtime
+ * refuses a manifest.json that differs from it. */
+#define MIX_PACKAGE_MANIFEST_SYMBOL "mix_package_manifest"
+
+/*===-- Stream parallelism (both targets) --------------------------------===*/
+
+/* The runtime connects a package compiled with --stream-shards to its
+ * communicator; the compiled code then sums partial values over the ranks
+ * in place (mix.all_reduce). Unconnected, a package is rank 0 of one. */
+typedef void (*mix_all_reduce_fn)(void *context, float *data, int64_t count);
+void mix_set_communicator(void *context, int64_t rank, mix_all_reduce_fn sum);
+int64_t mix_comm_rank(void);
+void mix_comm_all_reduce(float *base, int64_t offset, int64_t count);
+#define MIX_SET_COMMUNICATOR_SYMBOL "mix_set_communicator"
+#define MIX_COMM_ALL_REDUCE_SYMBOL "mix_comm_all_reduce"
+#define MIX_COMM_RANK_SYMBOL "mix_comm_rank"
+
+/*===-- The CPU target ---------------------------------------------------===*/
+
+/* Matrix products, C (+)= A B, with a call site number and each operand as
+ * base pointer, offset, sizes and strides (mix-matmuls-to-library-calls).
+ * The routines are named <prefix><form>: the prefix is "mixrt_" on the CPU
+ * and "mixrt_cuda_" on CUDA; the forms are matmul (rank 2), batch_matmul
+ * (3: one batch dimension) and batch2_matmul (4: two), each with the
+ * suffixes _set (C = A B), _bf16 (bf16 A and B), _tri (mix.triangle: kind
+ * and diagonal last), and matmul_bias[_bf16] (C = A B + a bias row). */
+#define MIXRT_CPU_MATMUL_PREFIX "mixrt_"
+#define MIXRT_CUDA_MATMUL_PREFIX "mixrt_cuda_"
+
+#define MIXRT_OPERANDS_2(T)                                                    \
+  int64_t site, T *a, int64_t ao, int64_t am, int64_t ak, int64_t as0,         \
+      int64_t as1, T *b, int64_t bo, int64_t bk, int64_t bn, int64_t bs0,      \
+      int64_t bs1, float *c, int64_t co, int64_t cm, int64_t cn, int64_t cs0,  \
+      int64_t cs1
+#define MIXRT_OPERANDS_3(T)                                                    \
+  int64_t site, T *a, int64_t ao, int64_t ab, int64_t am, int64_t ak,          \
+      int64_t asb, int64_t as0, int64_t as1, T *b, int64_t bo, int64_t bb,     \
+      int64_t bk, int64_t bn, int64_t bsb, int64_t bs0, int64_t bs1,           \
+      float *c, int64_t co, int64_t cb, int64_t cm, int64_t cn, int64_t csb,   \
+      int64_t cs0, int64_t cs1
+#define MIXRT_OPERANDS_4(T)                                                    \
+  int64_t site, T *a, int64_t ao, int64_t ab0, int64_t ab1, int64_t am,        \
+      int64_t ak, int64_t asb0, int64_t asb1, int64_t as0, int64_t as1, T *b,  \
+      int64_t bo, int64_t bb0, int64_t bb1, int64_t bk, int64_t bn,            \
+      int64_t bsb0, int64_t bsb1, int64_t bs0, int64_t bs1, float *c,          \
+      int64_t co, int64_t cb0, int64_t cb1, int64_t cm, int64_t cn,            \
+      int64_t csb0, int64_t csb1, int64_t cs0, int64_t cs1
+#define MIXRT_BIAS float *bias, int64_t biaso, int64_t biasn, int64_t biass
+#define MIXRT_TRIANGLE int64_t kind, int64_t p
+
+/* bf16 values are passed as their bits. */
+typedef uint16_t mixrt_bf16;
+
+#define MIXRT_DECLARE_MATMULS(NAME, R)                                         \
+  void NAME(MIXRT_OPERANDS_##R(float));                                        \
+  void NAME##_bf16(MIXRT_OPERANDS_##R(mixrt_bf16));                            \
+  void NAME##_set(MIXRT_OPERANDS_##R(float));                                  \
+  void NAME##_set_bf16(MIXRT_OPERANDS_##R(mixrt_bf16));                        \
+  void NAME##_tri(MIXRT_OPERANDS_##R(float), MIXRT_TRIANGLE);                  \
+  void NAME##_tri_bf16(MIXRT_OPERANDS_##R(mixrt_bf16), MIXRT_TRIANGLE);        \
+  void NAME##_tri_set(MIXRT_OPERANDS_##R(float), MIXRT_TRIANGLE);              \
+  void NAME##_tri_set_bf16(MIXRT_OPERANDS_##R(mixrt_bf16), MIXRT_TRIANGLE);
+MIXRT_DECLARE_MATMULS(mixrt_matmul, 2)
+MIXRT_DECLARE_MATMULS(mixrt_batch_matmul, 3)
+MIXRT_DECLARE_MATMULS(mixrt_batch2_matmul, 4)
+void mixrt_matmul_bias(MIXRT_OPERANDS_2(float), MIXRT_BIAS);
+void mixrt_matmul_bias_bf16(MIXRT_OPERANDS_2(mixrt_bf16), MIXRT_BIAS);
+
+/* Threaded loop nests (mix-parallelize-outlined-calls): fn(t0, t1, args...)
+ * runs iterations [t0, t1) of a nest's outer loop, its other arguments
+ * (pointers and 64-bit integers) packed as int64; at most
+ * MIX_MAX_PARALLEL_ARGS of them (mix-outline-loop-nests). */
+#define MIX_PARALLEL_FOR_SYMBOL "mix_parallel_for"
+#define MIX_MAX_PARALLEL_ARGS 24
+void mix_parallel_for(void *fn, int64_t t0, int64_t t1, int64_t nargs,
+                      const int64_t *args);
+
+/* Copies between non-contiguous memrefs, called by the memref lowering (the
+ * signature of libmlir_c_runner_utils' memrefCopy). */
+typedef struct {
+  int64_t rank;
+  void *descriptor;
+} mixrt_unranked_memref;
+void memrefCopy(int64_t elemSize, mixrt_unranked_memref *src,
+                mixrt_unranked_memref *dst);
+
+/*===-- The CUDA target --------------------------------------------------===*/
+
+/* cuBLASLt products (float32 operands, TF32 or BF16 tensor cores). */
+void mixrt_cuda_matmul(MIXRT_OPERANDS_2(float));
+void mixrt_cuda_batch_matmul(MIXRT_OPERANDS_3(float));
+void mixrt_cuda_batch2_matmul(MIXRT_OPERANDS_4(float));
+
+/* What the runtime, which links no CUDA, moves arguments with. `entry`
+ * numbers the entry point whose call begins (its device memory plan). A
+ * failure is recorded and reported by mixrt_device_end (nonzero) and
+ * mixrt_device_error. */
+void mixrt_device_begin(int entry);
+int mixrt_device_end(void);
+const char *mixrt_device_error(void);
+uint64_t mixrt_device_pool_bytes(int entry);
+void *mixrt_device_alloc(uint64_t size);
+void mixrt_device_free(void *ptr);
+int mixrt_device_upload(void *device, const void *host, uint64_t size);
+int mixrt_device_download(void *host, const void *device, uint64_t size);
+
+/* The gradients' average over data-parallel ranks through NCCL. */
+int mixrt_nccl_unique_id(void *id);
+int mixrt_nccl_init(const void *id, int ranks, int rank, double timeout);
+int mixrt_nccl_average(void *const *buffers, const uint64_t *floats, int count);
+
+#define MIXRT_DEVICE_BEGIN_SYMBOL "mixrt_device_begin"
+#define MIXRT_DEVICE_END_SYMBOL "mixrt_device_end"
+#define MIXRT_DEVICE_ERROR_SYMBOL "mixrt_device_error"
+#define MIXRT_DEVICE_ALLOC_SYMBOL "mixrt_device_alloc"
+#define MIXRT_DEVICE_FREE_SYMBOL "mixrt_device_free"
+#define MIXRT_DEVICE_UPLOAD_SYMBOL "mixrt_device_upload"
+#define MIXRT_DEVICE_DOWNLOAD_SYMBOL "mixrt_device_download"
+#define MIXRT_NCCL_UNIQUE_ID_SYMBOL "mixrt_nccl_unique_id"
+#define MIXRT_NCCL_INIT_SYMBOL "mixrt_nccl_init"
+#define MIXRT_NCCL_AVERAGE_SYMBOL "mixrt_nccl_average"
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* MIXRT_PACKAGEABI_H */

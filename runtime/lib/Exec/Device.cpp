@@ -1,0 +1,164 @@
+//===- Device.cpp - The device side of a cuda package ---------------------===//
+//
+// Binding the support code's device routines, the copies around each entry
+// point's call, and the NCCL communicator over the data-parallel ranks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Device.h"
+
+#include "mixrt/Error.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+
+using namespace mixrt;
+
+std::unique_ptr<CompiledModel::Device>
+CompiledModel::Device::bind(void *handle, const char *&missing) {
+  auto device = std::make_unique<Device>();
+  missing = nullptr;
+  auto bindOne = [&](auto &fn, const char *name) {
+    void *symbol = ::dlsym(handle, name);
+    if (!symbol && !missing)
+      missing = name;
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(symbol);
+  };
+  bindOne(device->begin, MIXRT_DEVICE_BEGIN_SYMBOL);
+  bindOne(device->end, MIXRT_DEVICE_END_SYMBOL);
+  bindOne(device->error, MIXRT_DEVICE_ERROR_SYMBOL);
+  bindOne(device->alloc, MIXRT_DEVICE_ALLOC_SYMBOL);
+  bindOne(device->free, MIXRT_DEVICE_FREE_SYMBOL);
+  bindOne(device->upload, MIXRT_DEVICE_UPLOAD_SYMBOL);
+  bindOne(device->download, MIXRT_DEVICE_DOWNLOAD_SYMBOL);
+  bindOne(device->ncclUniqueId, MIXRT_NCCL_UNIQUE_ID_SYMBOL);
+  bindOne(device->ncclInit, MIXRT_NCCL_INIT_SYMBOL);
+  bindOne(device->ncclAverage, MIXRT_NCCL_AVERAGE_SYMBOL);
+  if (missing)
+    return nullptr;
+  return device;
+}
+
+CompiledModel::Device::~Device() {
+  for (auto &[name, list] : buffers)
+    for (void *b : list)
+      free(b);
+}
+
+void CompiledModel::Device::failWith(const Manifest &manifest,
+                                     const char *what) {
+  const char *why = error();
+  fail(manifest.packagePath, ": ", what,
+       " on the CUDA device failed: ", why && *why ? why : "unknown error");
+}
+
+void CompiledModel::Device::call(const Manifest &manifest,
+                                 mix_entry_point_fn entry, const char *name,
+                                 int index, void **args, size_t numArgs,
+                                 int ncclRanks) {
+  const Manifest::EntryArgs &sizes = manifest.entryArgs.at(name);
+  if (numArgs != 0 && numArgs != sizes.bytes.size())
+    fail(manifest.manifestPath, ": entries.", name, ".arg_bytes has ",
+         sizes.bytes.size(), " arguments, but the entry point takes ", numArgs,
+         " (recompile the package with mixc)");
+  std::vector<void *> &entryBuffers = buffers[name];
+  if (entryBuffers.empty())
+    for (uint64_t bytes : sizes.bytes) {
+      void *b = alloc(bytes);
+      if (!b)
+        failWith(manifest, "allocating the arguments");
+      entryBuffers.push_back(b);
+    }
+  for (size_t i = 0; i < sizes.numInputs; ++i)
+    if (upload(entryBuffers[i], args[i], sizes.bytes[i]) != 0)
+      failWith(manifest, "copying the inputs");
+  begin(index);
+  entry(entryBuffers.data());
+  if (end() != 0)
+    failWith(manifest, concat("the ", name, " step").c_str());
+  if (ncclRanks > 0 && std::strcmp(name, "grad") == 0) {
+    // Every output of grad (the three loss terms, then the gradients) is
+    // averaged over the ranks before it leaves the device.
+    std::vector<void *> outputs(entryBuffers.begin() + sizes.numInputs,
+                                entryBuffers.end());
+    std::vector<uint64_t> floats;
+    for (size_t i = sizes.numInputs; i < sizes.bytes.size(); ++i)
+      floats.push_back(sizes.bytes[i] / sizeof(float));
+    if (ncclAverage(outputs.data(), floats.data(), int(outputs.size())) != 0)
+      failWith(manifest, "averaging the gradients over the ranks");
+  }
+  for (size_t i = sizes.numInputs; i < sizes.bytes.size(); ++i)
+    if (download(args[i], entryBuffers[i], sizes.bytes[i]) != 0)
+      failWith(manifest, "copying the outputs");
+  for (size_t i : sizes.updated)
+    if (download(args[i], entryBuffers[i], sizes.bytes[i]) != 0)
+      failWith(manifest, "copying the updated inputs");
+}
+
+/// Whether a cuda package run on \p ranks data-parallel ranks averages its
+/// gradients with NCCL: MIXRT_NCCL=1 always, 0 never, unset when there is
+/// more than one rank.
+static bool useNccl(int ranks) {
+  const char *value = std::getenv("MIXRT_NCCL");
+  if (!value || !*value)
+    return ranks > 1;
+  if (std::strcmp(value, "0") != 0 && std::strcmp(value, "1") != 0)
+    fail("MIXRT_NCCL is ", quote(value),
+         ", expected 1 (average the gradients on the GPUs with NCCL) or 0 "
+         "(on the host over MPI)");
+  return *value == '1';
+}
+
+void CompiledModel::Device::joinNccl(const Manifest &manifest,
+                                     Communicator &data) {
+  char id[128] = {};
+  if (data.isRoot() && ncclUniqueId(id) != 0)
+    failWith(manifest, "making the NCCL communicator's id");
+  data.broadcast(id, sizeof id, "the NCCL communicator's id");
+  // ncclCommInitRank waits for every rank to join and has no deadline of
+  // its own: a watchdog ends this rank (and so the launcher ends the run)
+  // if they do not.
+  double timeout = getRankTimeout();
+  std::mutex mutex;
+  std::condition_variable joinedCondition;
+  bool joined = false;
+  std::thread watchdog([&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (joinedCondition.wait_for(lock, std::chrono::duration<double>(timeout),
+                                 [&] { return joined; }))
+      return;
+    std::fprintf(stderr,
+                 "mix-run: error: rank %d of %d: the other ranks did not "
+                 "join the NCCL communicator in %g s (a rank died or stalled; "
+                 "MIXRT_RANK_TIMEOUT sets the limit); ending the run\n",
+                 data.getRank(), data.getSize(), timeout);
+    std::fflush(stderr);
+    std::_Exit(1);
+  });
+  int status = ncclInit(id, data.getSize(), data.getRank(), timeout);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    joined = true;
+  }
+  joinedCondition.notify_one();
+  watchdog.join();
+  if (status != 0)
+    failWith(manifest, "joining the NCCL communicator");
+}
+
+void CompiledModel::connectDevices(Communicator &data) {
+  // The variable is checked for every package: a typo is an error even
+  // where it would not matter.
+  bool nccl = useNccl(data.getSize());
+  if (!device || !nccl)
+    return;
+  device->joinNccl(manifest, data);
+  ncclRanks = data.getSize();
+}

@@ -1,0 +1,832 @@
+/*===- CUDASupport.c - The support code of every CUDA package ------------===//
+ *
+ * Compiled into every CUDA package's shared library (mixc embeds this file
+ * and compiles it with the package against the CUDA toolkit):
+ *  - the mgpu* functions the lowered host code calls (module load, kernel
+ *    launch, allocation, copies), over the CUDA driver API, on one stream;
+ *  - the device memory plan: the first call of an entry point records its
+ *    allocations' sizes and lifetimes, packs them into one pool, and every
+ *    later call takes its buffers from the pool, so no step allocates;
+ *  - mixrt_cuda_matmul and its batched forms (PackageABI.h): C += A B
+ *    through cuBLASLt (TF32 or BF16 tensor cores, float32 accumulation),
+ *    its descriptors and algorithm chosen once per call site;
+ *  - mixrt_device_*: what the runtime (which links no CUDA) uses to move
+ *    arguments to and from the device and to learn of errors;
+ *  - mixrt_nccl_*: the gradients' average over the ranks of a multi-GPU
+ *    run, on the devices, through NCCL (opened only when a run needs it),
+ *    with a deadline so that a dead rank ends the run instead of hanging.
+ * A CUDA failure is recorded (the first one's message kept) and turns the
+ * rest of the call into no-ops; mixrt_device_end reports it.
+ *
+ *===----------------------------------------------------------------------===*/
+#include "mixrt/PackageABI.h"
+
+#include <cuda.h>
+#include <cublasLt.h>
+#include <dlfcn.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- Errors ------------------------------------------------------------ */
+
+static char mixrtError[1024];
+
+static int failed(void) { return mixrtError[0] != 0; }
+
+static void setError(const char *what, const char *detail) {
+  if (failed())
+    return;
+  snprintf(mixrtError, sizeof mixrtError, "%s: %s", what, detail);
+}
+
+static int checkCu(CUresult status, const char *what) {
+  if (status == CUDA_SUCCESS)
+    return 1;
+  const char *name = NULL, *text = NULL;
+  cuGetErrorName(status, &name);
+  cuGetErrorString(status, &text);
+  char detail[512];
+  snprintf(detail, sizeof detail, "%s (%s)", name ? name : "CUDA error",
+           text ? text : "no description");
+  setError(what, detail);
+  return 0;
+}
+
+static int checkBlas(cublasStatus_t status, const char *what) {
+  if (status == CUBLAS_STATUS_SUCCESS)
+    return 1;
+  char detail[64];
+  snprintf(detail, sizeof detail, "cuBLASLt status %d", (int)status);
+  setError(what, detail);
+  return 0;
+}
+
+/* ---- Context and stream ------------------------------------------------ */
+
+static CUcontext context;
+static CUstream stream;
+static int ready;
+
+static int initDevice(void) {
+  if (ready)
+    return 1;
+  if (failed())
+    return 0;
+  int ordinal = 0;
+  const char *env = getenv("MIXRT_CUDA_DEVICE");
+  if (env && *env)
+    ordinal = atoi(env);
+  CUdevice device;
+  if (!checkCu(cuInit(0), "cuInit") ||
+      !checkCu(cuDeviceGet(&device, ordinal), "cuDeviceGet") ||
+      !checkCu(cuDevicePrimaryCtxRetain(&context, device),
+               "cuDevicePrimaryCtxRetain") ||
+      !checkCu(cuCtxSetCurrent(context), "cuCtxSetCurrent") ||
+      !checkCu(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
+               "cuStreamCreate"))
+    return 0;
+  int major = 0;
+  cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                       device);
+  if (major < 9) {
+    char detail[128];
+    snprintf(detail, sizeof detail,
+             "device %d has compute capability %d.x; the package's kernels "
+             "are sm_90 cubins",
+             ordinal, major);
+    setError("MIXRT_CUDA_DEVICE", detail);
+    return 0;
+  }
+  ready = 1;
+  return 1;
+}
+
+/* ---- The device memory plan -------------------------------------------- */
+
+typedef struct {
+  uint64_t size;
+  int64_t freedAt; /* event index of the free; -1 while live */
+  int64_t allocAt;
+  uint64_t offset;
+} Block;
+
+typedef struct {
+  Block *blocks;
+  int64_t count, capacity;
+  CUdeviceptr pool;
+  uint64_t poolSize;
+  int planned;   /* offsets computed, pool allocated */
+  int valid;     /* the recorded sequence can be replayed */
+} Plan;
+
+enum { kMaxEntries = 16 };
+static Plan plans[kMaxEntries];
+static int currentEntry = -1;
+static int64_t cursor, events;
+/* While recording: the real allocations, to free at the call's end. */
+static CUdeviceptr *recorded;
+static int64_t recordedCount, recordedCapacity;
+
+static void *grow(void *data, int64_t *capacity, int64_t need, size_t size) {
+  if (need <= *capacity)
+    return data;
+  int64_t next = *capacity ? *capacity * 2 : 256;
+  while (next < need)
+    next *= 2;
+  void *grown = realloc(data, (size_t)next * size);
+  if (!grown) {
+    setError("device memory plan", "out of host memory");
+    return NULL;
+  }
+  *capacity = next;
+  return grown;
+}
+
+/* First fit by decreasing size over the blocks' lifetimes. */
+static void computeOffsets(Plan *plan) {
+  int64_t n = plan->count;
+  int64_t *order = (int64_t *)malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+  if (!order) {
+    plan->valid = 0;
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    order[i] = i;
+  for (int64_t i = 1; i < n; ++i) { /* insertion sort, sizes descending */
+    int64_t k = order[i], j = i - 1;
+    while (j >= 0 && plan->blocks[order[j]].size < plan->blocks[k].size) {
+      order[j + 1] = order[j];
+      --j;
+    }
+    order[j + 1] = k;
+  }
+  uint64_t peak = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    Block *b = &plan->blocks[order[i]];
+    int64_t bEnd = b->freedAt < 0 ? INT64_MAX : b->freedAt;
+    uint64_t offset = 0;
+    int moved = 1;
+    while (moved) {
+      moved = 0;
+      for (int64_t j = 0; j < i; ++j) {
+        Block *o = &plan->blocks[order[j]];
+        int64_t oEnd = o->freedAt < 0 ? INT64_MAX : o->freedAt;
+        int overlapTime = b->allocAt < oEnd && o->allocAt < bEnd;
+        int overlapSpace = offset < o->offset + o->size &&
+                           o->offset < offset + b->size;
+        if (overlapTime && overlapSpace) {
+          offset = (o->offset + o->size + 255) & ~(uint64_t)255;
+          moved = 1;
+        }
+      }
+    }
+    b->offset = offset;
+    if (offset + b->size > peak)
+      peak = offset + b->size;
+  }
+  free(order);
+  plan->poolSize = peak;
+}
+
+void mixrt_device_begin(int entry) {
+  currentEntry = entry >= 0 && entry < kMaxEntries ? entry : -1;
+  cursor = 0;
+  events = 0;
+  if (currentEntry >= 0 && !plans[currentEntry].planned)
+    plans[currentEntry].count = 0, plans[currentEntry].valid = 1;
+}
+
+void *mgpuMemAlloc(uint64_t size, CUstream s, bool isHostShared) {
+  (void)s;
+  (void)isHostShared;
+  if (!initDevice() || failed())
+    return NULL;
+  if (size == 0)
+    size = 1;
+  Plan *plan = currentEntry >= 0 ? &plans[currentEntry] : NULL;
+  if (plan && plan->planned) {
+    if (cursor < plan->count && plan->blocks[cursor].size == size)
+      return (void *)(uintptr_t)(plan->pool + plan->blocks[cursor++].offset);
+    setError("device memory plan",
+             "this call allocated differently from the first call of the "
+             "entry point (internal error)");
+    return NULL;
+  }
+  CUdeviceptr ptr = 0;
+  if (!checkCu(cuMemAlloc(&ptr, size), "cuMemAlloc"))
+    return NULL;
+  if (plan) {
+    plan->blocks = (Block *)grow(plan->blocks, &plan->capacity,
+                                 plan->count + 1, sizeof(Block));
+    recorded = (CUdeviceptr *)grow(recorded, &recordedCapacity,
+                                   recordedCount + 1, sizeof(CUdeviceptr));
+    if (!plan->blocks || !recorded)
+      return NULL;
+    Block b = {size, -1, events++, 0};
+    plan->blocks[plan->count++] = b;
+    recorded[recordedCount++] = ptr;
+  }
+  return (void *)(uintptr_t)ptr;
+}
+
+void mgpuMemFree(void *ptr, CUstream s) {
+  (void)s;
+  if (!ptr)
+    return;
+  Plan *plan = currentEntry >= 0 ? &plans[currentEntry] : NULL;
+  if (plan && plan->planned)
+    return; /* pool memory: reused by the next call */
+  if (plan) {
+    for (int64_t i = recordedCount - 1; i >= 0; --i)
+      if (recorded[i] == (CUdeviceptr)(uintptr_t)ptr) {
+        plan->blocks[i].freedAt = events++;
+        return; /* freed at the end of the call */
+      }
+  }
+  checkCu(cuMemFree((CUdeviceptr)(uintptr_t)ptr), "cuMemFree");
+}
+
+/* Ends a call: waits for the stream; after the first call of an entry,
+   frees its allocations and plans its pool. Returns 0, or -1 with the
+   first error's message in mixrt_device_error(). */
+int mixrt_device_end(void) {
+  if (ready)
+    checkCu(cuStreamSynchronize(stream), "the kernels of the step");
+  Plan *plan = currentEntry >= 0 ? &plans[currentEntry] : NULL;
+  if (plan && !plan->planned) {
+    for (int64_t i = 0; i < recordedCount; ++i)
+      cuMemFree(recorded[i]);
+    recordedCount = 0;
+    if (!failed() && plan->valid) {
+      computeOffsets(plan);
+      if (plan->valid &&
+          checkCu(cuMemAlloc(&plan->pool, plan->poolSize ? plan->poolSize : 1),
+                  "cuMemAlloc of the step's memory pool"))
+        plan->planned = 1;
+    }
+  } else if (plan && plan->planned && cursor != plan->count) {
+    setError("device memory plan",
+             "this call allocated fewer buffers than the first call");
+  }
+  currentEntry = -1;
+  return failed() ? -1 : 0;
+}
+
+const char *mixrt_device_error(void) { return mixrtError; }
+
+uint64_t mixrt_device_pool_bytes(int entry) {
+  return entry >= 0 && entry < kMaxEntries ? plans[entry].poolSize : 0;
+}
+
+/* ---- Moving data for the runtime --------------------------------------- */
+
+void *mixrt_device_alloc(uint64_t size) {
+  if (!initDevice())
+    return NULL;
+  CUdeviceptr ptr = 0;
+  if (!checkCu(cuMemAlloc(&ptr, size ? size : 1), "cuMemAlloc"))
+    return NULL;
+  return (void *)(uintptr_t)ptr;
+}
+
+void mixrt_device_free(void *ptr) {
+  if (ptr && ready)
+    cuMemFree((CUdeviceptr)(uintptr_t)ptr);
+}
+
+int mixrt_device_upload(void *device, const void *host, uint64_t size) {
+  if (!initDevice())
+    return -1;
+  return checkCu(cuMemcpyHtoDAsync((CUdeviceptr)(uintptr_t)device, host, size,
+                                   stream),
+                 "copying to the device")
+             ? 0
+             : -1;
+}
+
+int mixrt_device_download(void *host, const void *device, uint64_t size) {
+  if (!initDevice())
+    return -1;
+  if (!checkCu(cuMemcpyDtoHAsync(host, (CUdeviceptr)(uintptr_t)device, size,
+                                 stream),
+               "copying from the device"))
+    return -1;
+  return checkCu(cuStreamSynchronize(stream), "copying from the device") ? 0
+                                                                          : -1;
+}
+
+/* ---- What the lowered launches call ------------------------------------ */
+
+void *mgpuModuleLoad(void *data, size_t size) {
+  (void)size;
+  if (!initDevice())
+    return NULL;
+  CUmodule module = NULL;
+  checkCu(cuModuleLoadData(&module, data), "loading the package's kernels");
+  return module;
+}
+
+void *mgpuModuleLoadJIT(void *data, int optLevel) {
+  (void)optLevel;
+  return mgpuModuleLoad(data, 0);
+}
+
+void mgpuModuleUnload(void *module) {
+  if (module && ready)
+    cuModuleUnload((CUmodule)module);
+}
+
+void *mgpuModuleGetFunction(void *module, const char *name) {
+  if (!module || failed())
+    return NULL;
+  CUfunction function = NULL;
+  checkCu(cuModuleGetFunction(&function, (CUmodule)module, name),
+          "cuModuleGetFunction");
+  return function;
+}
+
+void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t smem, void *s, void **params,
+                      void **extra, size_t paramsCount) {
+  (void)s;
+  (void)paramsCount;
+  if (!function || failed())
+    return;
+  checkCu(cuLaunchKernel((CUfunction)function, (unsigned)gridX,
+                         (unsigned)gridY, (unsigned)gridZ, (unsigned)blockX,
+                         (unsigned)blockY, (unsigned)blockZ, (unsigned)smem,
+                         stream, params, extra),
+          "cuLaunchKernel");
+}
+
+/* Every launch and copy goes to the one stream, in order; the host waits
+   for it in mixrt_device_end and mixrt_device_download only. */
+void *mgpuStreamCreate(void) {
+  initDevice();
+  return stream;
+}
+void mgpuStreamDestroy(void *s) { (void)s; }
+void mgpuStreamSynchronize(void *s) { (void)s; }
+
+void mgpuMemcpy(void *dst, void *src, size_t size, void *s) {
+  (void)s;
+  if (!initDevice() || failed())
+    return;
+  CUmemorytype type = 0;
+  CUresult host = cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                        (CUdeviceptr)(uintptr_t)src);
+  if (host != CUDA_SUCCESS) /* not device memory: a host constant */
+    checkCu(cuMemcpyHtoDAsync((CUdeviceptr)(uintptr_t)dst, src, size, stream),
+            "copying a constant to the device");
+  else
+    checkCu(cuMemcpyDtoDAsync((CUdeviceptr)(uintptr_t)dst,
+                              (CUdeviceptr)(uintptr_t)src, size, stream),
+            "cuMemcpyDtoD");
+}
+
+void mgpuMemset32(void *dst, unsigned value, size_t count, void *s) {
+  (void)s;
+  if (!initDevice() || failed())
+    return;
+  checkCu(cuMemsetD32Async((CUdeviceptr)(uintptr_t)dst, value, count, stream),
+          "cuMemsetD32");
+}
+
+void mgpuSetDefaultDevice(int32_t device) { (void)device; }
+
+/* ---- Matrix products through cuBLASLt ---------------------------------- */
+
+#ifndef MIXRT_MATMUL_COMPUTE
+#define MIXRT_MATMUL_COMPUTE CUBLAS_COMPUTE_32F_FAST_TF32
+#endif
+
+typedef struct {
+  int ready;
+  cublasLtMatmulDesc_t desc;
+  cublasLtMatrixLayout_t a, b, c;
+  cublasLtMatmulAlgo_t algo;
+  int haveAlgo;
+} Site;
+
+static cublasLtHandle_t lt;
+static Site *sites;
+static int64_t siteCapacity;
+static CUdeviceptr workspace;
+static const size_t kWorkspace = 32u << 20;
+
+/* One operand of a (batched) product as cuBLASLt sees it (column-major):
+   the rows x cols matrix, its leading dimension, whether it must be
+   transposed to be the operand, and the batch stride. */
+typedef struct {
+  uint64_t rows, cols;
+  int64_t ld, batchStride;
+  int transpose;
+} Operand;
+
+/* A row-major view X (r x c, strides s0 s1) is, column-major, X^T with
+   ld = s0 when s1 == 1, or X with ld = s1 when s0 == 1. Returns 0 when
+   neither dimension is contiguous. wantTranspose: the operand is X^T. */
+static int describe(int64_t r, int64_t c, int64_t s0, int64_t s1,
+                    int wantTranspose, Operand *out) {
+  if (s1 == 1 || c == 1) { /* memory holds X^T (c x r) with ld s0 */
+    out->rows = (uint64_t)c;
+    out->cols = (uint64_t)r;
+    out->ld = s0 > c ? s0 : c;
+    out->transpose = !wantTranspose;
+  } else if (s0 == 1 || r == 1) { /* memory holds X (r x c) with ld s1 */
+    out->rows = (uint64_t)r;
+    out->cols = (uint64_t)c;
+    out->ld = s1 > r ? s1 : r;
+    out->transpose = wantTranspose;
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
+static int setupLt(void) {
+  if (lt)
+    return 1;
+  if (!initDevice())
+    return 0;
+  if (!checkBlas(cublasLtCreate(&lt), "cublasLtCreate") ||
+      !checkCu(cuMemAlloc(&workspace, kWorkspace), "cuMemAlloc (workspace)"))
+    return 0;
+  return 1;
+}
+
+/* C[M,N] (+)= A[M,K] B[K,N] over `batch` products, as C^T = B^T A^T in
+   cuBLASLt's column-major terms (C must be row-contiguous). */
+static void matmul(int64_t site, int64_t batch, float *a, int64_t M,
+                   int64_t K, int64_t sa0, int64_t sa1, int64_t sab, float *b,
+                   int64_t sb0, int64_t sb1, int64_t sbb, int64_t N, float *c,
+                   int64_t sc0, int64_t sc1, int64_t scb) {
+  if (failed() || !setupLt())
+    return;
+  if (site >= siteCapacity) {
+    int64_t old = siteCapacity;
+    sites = (Site *)grow(sites, &siteCapacity, site + 1, sizeof(Site));
+    if (!sites)
+      return;
+    memset(sites + old, 0, sizeof(Site) * (size_t)(siteCapacity - old));
+  }
+  Site *s = &sites[site];
+  if (!s->ready) {
+    Operand opA, opB; /* cuBLASLt's A is our B^T, its B our A^T */
+    if (sc1 != 1 && N != 1) {
+      setError("mixrt_cuda_matmul", "the product's result is not row-major");
+      return;
+    }
+    if (!describe(K, N, sb0, sb1, /*wantTranspose=*/1, &opA) ||
+        !describe(M, K, sa0, sa1, /*wantTranspose=*/1, &opB)) {
+      setError("mixrt_cuda_matmul", "an operand has no contiguous dimension");
+      return;
+    }
+    opA.batchStride = sbb;
+    opB.batchStride = sab;
+    cublasOperation_t ta = opA.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t tb = opB.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+    int64_t ldc = sc0 > N ? sc0 : N;
+    if (!checkBlas(cublasLtMatmulDescCreate(&s->desc, MIXRT_MATMUL_COMPUTE,
+                                            CUDA_R_32F),
+                   "cublasLtMatmulDescCreate") ||
+        !checkBlas(cublasLtMatmulDescSetAttribute(
+                       s->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta),
+                   "TRANSA") ||
+        !checkBlas(cublasLtMatmulDescSetAttribute(
+                       s->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb),
+                   "TRANSB") ||
+        !checkBlas(cublasLtMatrixLayoutCreate(&s->a, CUDA_R_32F, opA.rows,
+                                              opA.cols, opA.ld),
+                   "layout A") ||
+        !checkBlas(cublasLtMatrixLayoutCreate(&s->b, CUDA_R_32F, opB.rows,
+                                              opB.cols, opB.ld),
+                   "layout B") ||
+        !checkBlas(cublasLtMatrixLayoutCreate(&s->c, CUDA_R_32F, (uint64_t)N,
+                                              (uint64_t)M, ldc),
+                   "layout C"))
+      return;
+    if (batch > 1) {
+      int32_t count = (int32_t)batch;
+      int64_t strides[3] = {opA.batchStride, opB.batchStride, scb};
+      cublasLtMatrixLayout_t layouts[3] = {s->a, s->b, s->c};
+      for (int i = 0; i < 3; ++i)
+        if (!checkBlas(cublasLtMatrixLayoutSetAttribute(
+                           layouts[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                           &count, sizeof count),
+                       "batch count") ||
+            !checkBlas(cublasLtMatrixLayoutSetAttribute(
+                           layouts[i],
+                           CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                           &strides[i], sizeof strides[i]),
+                       "batch stride"))
+          return;
+    }
+    cublasLtMatmulPreference_t pref;
+    size_t ws = kWorkspace;
+    int found = 0;
+    cublasLtMatmulHeuristicResult_t result;
+    if (!checkBlas(cublasLtMatmulPreferenceCreate(&pref), "preference") ||
+        !checkBlas(cublasLtMatmulPreferenceSetAttribute(
+                       pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
+                       sizeof ws),
+                   "workspace preference"))
+      return;
+    cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
+        lt, s->desc, s->a, s->b, s->c, s->c, pref, 1, &result, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (st == CUBLAS_STATUS_SUCCESS && found > 0) {
+      s->algo = result.algo;
+      s->haveAlgo = 1;
+    }
+    s->ready = 1;
+  }
+  const float one = 1.0f;
+  checkBlas(cublasLtMatmul(lt, s->desc, &one, b, s->a, a, s->b, &one, c, s->c,
+                           c, s->c, s->haveAlgo ? &s->algo : NULL,
+                           (void *)(uintptr_t)workspace, kWorkspace,
+                           (cudaStream_t)stream),
+            "cublasLtMatmul");
+}
+
+/* ---- Averaging across ranks with NCCL ---------------------------------- */
+
+/* libnccl is opened when a run first needs it (a cuda package trained on
+   several ranks), so a package runs on one GPU without it. The few types
+   and constants used are declared here, ABI-stable since NCCL 2.10 (the
+   first with ncclAvg); where the toolkit has nccl.h they are checked
+   against it when the package is compiled. */
+typedef struct {
+  char internal[128];
+} MixNcclId;
+typedef struct MixNcclComm *MixNcclCommRef;
+enum {
+  kNcclSuccess = 0,
+  kNcclInProgress = 7,
+  kNcclFloat32 = 7,
+  kNcclAvg = 4
+};
+#if __has_include(<nccl.h>)
+#include <nccl.h>
+_Static_assert(sizeof(MixNcclId) == sizeof(ncclUniqueId), "ncclUniqueId");
+_Static_assert(kNcclSuccess == ncclSuccess && kNcclInProgress == ncclInProgress,
+               "ncclResult_t");
+_Static_assert(kNcclFloat32 == ncclFloat32, "ncclDataType_t");
+_Static_assert(kNcclAvg == ncclAvg, "ncclRedOp_t");
+#endif
+
+static struct {
+  void *library;
+  int (*getUniqueId)(MixNcclId *);
+  int (*commInitRank)(MixNcclCommRef *, int, MixNcclId, int);
+  int (*allReduce)(const void *, void *, size_t, int, int, MixNcclCommRef,
+                   CUstream);
+  int (*groupStart)(void);
+  int (*groupEnd)(void);
+  int (*commGetAsyncError)(MixNcclCommRef, int *);
+  int (*commAbort)(MixNcclCommRef);
+  int (*commDestroy)(MixNcclCommRef);
+  const char *(*getErrorString)(int);
+  MixNcclCommRef comm;
+  int ranks;
+  double timeout;
+} nccl;
+
+static int checkNccl(int status, const char *what) {
+  if (status == kNcclSuccess)
+    return 1;
+  char detail[256];
+  snprintf(detail, sizeof detail, "NCCL error %d (%s)", status,
+           nccl.getErrorString ? nccl.getErrorString(status) : "?");
+  setError(what, detail);
+  return 0;
+}
+
+static int loadNccl(void) {
+  if (nccl.library)
+    return 1;
+  if (failed())
+    return 0;
+  const char *path = getenv("MIXRT_NCCL_LIBRARY");
+  if (!path || !*path)
+    path = "libnccl.so.2";
+  void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    char detail[768];
+    snprintf(detail, sizeof detail,
+             "%s (a cuda package run on several ranks averages its "
+             "gradients with NCCL: install it, or name the library with "
+             "MIXRT_NCCL_LIBRARY, or set MIXRT_NCCL=0 to average on the "
+             "host over MPI)",
+             dlerror());
+    setError("loading NCCL", detail);
+    return 0;
+  }
+#define MIX_NCCL_SYMBOL(field, name)                                          \
+  if (!(*(void **)&nccl.field = dlsym(library, name))) {                      \
+    setError("loading NCCL", "the library has no " name " (NCCL 2.10 or "     \
+                             "later is needed)");                             \
+    dlclose(library);                                                         \
+    return 0;                                                                 \
+  }
+  MIX_NCCL_SYMBOL(getUniqueId, "ncclGetUniqueId")
+  MIX_NCCL_SYMBOL(commInitRank, "ncclCommInitRank")
+  MIX_NCCL_SYMBOL(allReduce, "ncclAllReduce")
+  MIX_NCCL_SYMBOL(groupStart, "ncclGroupStart")
+  MIX_NCCL_SYMBOL(groupEnd, "ncclGroupEnd")
+  MIX_NCCL_SYMBOL(commGetAsyncError, "ncclCommGetAsyncError")
+  MIX_NCCL_SYMBOL(commAbort, "ncclCommAbort")
+  MIX_NCCL_SYMBOL(commDestroy, "ncclCommDestroy")
+  MIX_NCCL_SYMBOL(getErrorString, "ncclGetErrorString")
+#undef MIX_NCCL_SYMBOL
+  nccl.library = library;
+  return 1;
+}
+
+/* The communicator's id, made by the first rank and sent to the others by
+   the runtime (over MPI). Writes 128 bytes to id. */
+int mixrt_nccl_unique_id(void *id) {
+  if (!loadNccl())
+    return -1;
+  MixNcclId made;
+  if (!checkNccl(nccl.getUniqueId(&made), "ncclGetUniqueId"))
+    return -1;
+  memcpy(id, &made, sizeof made);
+  return 0;
+}
+
+/* Joins the communicator of `ranks` ranks with the id from
+   mixrt_nccl_unique_id. Blocks until every rank has joined (the runtime
+   bounds the wait). Later collectives give up after timeout seconds. */
+int mixrt_nccl_init(const void *id, int ranks, int rank, double timeout) {
+  if (!loadNccl() || !initDevice())
+    return -1;
+  if (nccl.comm) {
+    setError("mixrt_nccl_init", "the communicator exists already");
+    return -1;
+  }
+  MixNcclId joined;
+  memcpy(&joined, id, sizeof joined);
+  if (!checkNccl(nccl.commInitRank(&nccl.comm, ranks, joined, rank),
+                 "ncclCommInitRank")) {
+    nccl.comm = NULL;
+    return -1;
+  }
+  nccl.ranks = ranks;
+  nccl.timeout = timeout;
+  return 0;
+}
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Replaces each of the count float buffers by its mean over the ranks, in
+   place, in one NCCL group on the package's stream; waits for it. A rank
+   that died or stalls shows as no progress: after the timeout the
+   communicator is aborted (which ends its kernels) and the call fails, so
+   a run never hangs in NCCL. */
+int mixrt_nccl_average(void *const *buffers, const uint64_t *floats,
+                       int count) {
+  if (!nccl.comm) {
+    setError("mixrt_nccl_average", "no NCCL communicator");
+    return -1;
+  }
+  if (failed() || !initDevice())
+    return -1;
+  if (!checkNccl(nccl.groupStart(), "ncclGroupStart"))
+    return -1;
+  for (int i = 0; i < count; ++i)
+    if (!checkNccl(nccl.allReduce(buffers[i], buffers[i], (size_t)floats[i],
+                                  kNcclFloat32, kNcclAvg, nccl.comm, stream),
+                   "ncclAllReduce")) {
+      nccl.groupEnd();
+      return -1;
+    }
+  if (!checkNccl(nccl.groupEnd(), "ncclGroupEnd"))
+    return -1;
+  double deadline = now() + nccl.timeout;
+  for (int polls = 0;; ++polls) {
+    CUresult done = cuStreamQuery(stream);
+    if (done == CUDA_SUCCESS)
+      return 0;
+    if (done != CUDA_ERROR_NOT_READY) {
+      checkCu(done, "averaging across the ranks");
+      return -1;
+    }
+    int async = kNcclSuccess;
+    if (!checkNccl(nccl.commGetAsyncError(nccl.comm, &async),
+                   "ncclCommGetAsyncError") ||
+        (async != kNcclInProgress &&
+         !checkNccl(async, "averaging across the ranks")) ||
+        now() > deadline) {
+      if (!failed()) {
+        char detail[256];
+        snprintf(detail, sizeof detail,
+                 "no reply from the other ranks in %g s (a rank died or "
+                 "stalled; MIXRT_RANK_TIMEOUT sets the limit)",
+                 nccl.timeout);
+        setError("averaging across the ranks with NCCL", detail);
+      }
+      nccl.commAbort(nccl.comm);
+      nccl.comm = NULL;
+      return -1;
+    }
+    if (polls > 1000) {
+      struct timespec pause = {0, 100000};
+      nanosleep(&pause, NULL);
+    }
+  }
+}
+
+/* ---- Unloading --------------------------------------------------------- */
+
+__attribute__((destructor)) static void releaseDevice(void) {
+  if (nccl.comm)
+    nccl.commDestroy(nccl.comm);
+  nccl.comm = NULL;
+  for (int64_t i = 0; i < siteCapacity; ++i)
+    if (sites[i].ready) {
+      cublasLtMatrixLayoutDestroy(sites[i].a);
+      cublasLtMatrixLayoutDestroy(sites[i].b);
+      cublasLtMatrixLayoutDestroy(sites[i].c);
+      cublasLtMatmulDescDestroy(sites[i].desc);
+    }
+  free(sites);
+  sites = NULL;
+  siteCapacity = 0;
+  for (int e = 0; e < kMaxEntries; ++e) {
+    if (plans[e].pool && ready)
+      cuMemFree(plans[e].pool);
+    free(plans[e].blocks);
+    memset(&plans[e], 0, sizeof plans[e]);
+  }
+  free(recorded);
+  recorded = NULL;
+  recordedCount = recordedCapacity = 0;
+  if (ready) {
+    if (workspace)
+      cuMemFree(workspace);
+    if (lt)
+      cublasLtDestroy(lt);
+    cuStreamDestroy(stream);
+    CUdevice device;
+    if (cuCtxGetDevice(&device) == CUDA_SUCCESS)
+      cuDevicePrimaryCtxRelease(device);
+  }
+  workspace = 0;
+  lt = NULL;
+  ready = 0;
+}
+
+void mixrt_cuda_matmul(int64_t site, float *a, int64_t ao, int64_t m,
+                       int64_t k, int64_t as0, int64_t as1, float *b,
+                       int64_t bo, int64_t bk, int64_t n, int64_t bs0,
+                       int64_t bs1, float *c, int64_t co, int64_t cm,
+                       int64_t cn, int64_t cs0, int64_t cs1) {
+  (void)bk;
+  (void)cm;
+  (void)cn;
+  matmul(site, 1, a + ao, m, k, as0, as1, 0, b + bo, bs0, bs1, 0, n, c + co,
+         cs0, cs1, 0);
+}
+
+void mixrt_cuda_batch_matmul(int64_t site, float *a, int64_t ao,
+                             int64_t batch, int64_t m, int64_t k,
+                             int64_t asb, int64_t as0, int64_t as1, float *b,
+                             int64_t bo, int64_t bb, int64_t bk, int64_t n,
+                             int64_t bsb, int64_t bs0, int64_t bs1, float *c,
+                             int64_t co, int64_t cb, int64_t cm, int64_t cn,
+                             int64_t csb, int64_t cs0, int64_t cs1) {
+  (void)bb;
+  (void)bk;
+  (void)cb;
+  (void)cm;
+  (void)cn;
+  matmul(site, batch, a + ao, m, k, as0, as1, asb, b + bo, bs0, bs1, bsb, n,
+         c + co, cs0, cs1, csb);
+}
+
+/* Two batch dimensions (mix-head-products: attention's (batch, head)
+   products, read in their layouts): one strided-batched product over the
+   inner batch dimension for each index of the outer one. */
+void mixrt_cuda_batch2_matmul(MIXRT_OPERANDS_4(float)) {
+  (void)bb0;
+  (void)bb1;
+  (void)bk;
+  (void)cb0;
+  (void)cb1;
+  (void)cm;
+  (void)cn;
+  for (int64_t i = 0; i < ab0; ++i)
+    matmul(site, ab1, a + ao + i * asb0, am, ak, as0, as1, asb1,
+           b + bo + i * bsb0, bs0, bs1, bsb1, bn, c + co + i * csb0, cs0, cs1,
+           csb1);
+}
