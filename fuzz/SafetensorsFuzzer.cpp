@@ -13,6 +13,7 @@
 #include "mixrt/Error.h"
 #include "mixrt/Inputs.h"
 #include "mixrt/Manifest.h"
+#include "mixrt/PackageABI.h"
 #include "mixrt/Safetensors.h"
 
 #include <cstdint>
@@ -20,9 +21,14 @@
 
 using namespace mixrt;
 
-/// A package of two parameters and batches of 2 x 3 ids below 8.
+#define MIX_STRINGIFY_(X) #X
+#define MIX_STRINGIFY(X) MIX_STRINGIFY_(X)
+
+/// A package of two parameters and batches of 2 x 3 ids below 8, in the
+/// format this runtime reads.
 static const char *const kManifest = R"({
-  "format": "mixpkg", "format_version": 3, "target": "cpu",
+  "format": "mixpkg", "format_version": )" MIX_STRINGIFY(
+    MIX_PACKAGE_FORMAT_VERSION) R"(, "target": "cpu",
   "batch": 2, "seq": 3,
   "spec": {"vocab_size": 8, "init": {"seed": 1, "std": 0.02}},
   "params": [

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mix/Transforms/Passes.h"
-#include "mix/Transforms/PrimitiveBuilder.h"
+#include "mix/Dialect/Mix/IR/PrimitiveBuilder.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 

@@ -3,17 +3,17 @@
 // Builds @grad from @forward: the forward computation followed by the
 // vector-Jacobian product of every primitive op in reverse order, returning
 // the loss terms and the gradient of the total loss for every parameter.
+// Each op's rule is its DifferentiableOpInterface (MixVJPs.cpp).
 //
 //===----------------------------------------------------------------------===//
 
 #include "mix/Transforms/Passes.h"
-#include "mix/Transforms/PrimitiveBuilder.h"
+#include "mix/Dialect/Mix/IR/PrimitiveBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
 
-#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir {
 namespace mix {
@@ -53,178 +53,18 @@ private:
 } // namespace
 
 LogicalResult Adjoints::backprop(Operation *op, Value dy) {
-  auto shape = [](Value v) { return PrimitiveBuilder::shape(v); };
-  auto binaryTo = [&](Value operand, Value d) {
-    accumulate(operand, pb.sumTo(d, shape(operand)));
-  };
-  Value y = op->getNumResults() ? op->getResult(0) : Value();
-  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](AddOp o) {
-        binaryTo(o.getLhs(), dy);
-        binaryTo(o.getRhs(), dy);
-        return success();
-      })
-      .Case([&](SubOp o) {
-        binaryTo(o.getLhs(), dy);
-        binaryTo(o.getRhs(), pb.neg(dy));
-        return success();
-      })
-      .Case([&](MulOp o) {
-        binaryTo(o.getLhs(), pb.mul(dy, o.getRhs()));
-        binaryTo(o.getRhs(), pb.mul(dy, o.getLhs()));
-        return success();
-      })
-      .Case([&](DivOp o) {
-        // d(a/b) = da/b - db a/b^2 = da/b - db y/b.
-        Value q = pb.div(dy, o.getRhs());
-        binaryTo(o.getLhs(), q);
-        binaryTo(o.getRhs(), pb.neg(pb.mul(q, y)));
-        return success();
-      })
-      .Case([&](MaxOp o) {
-        // Ties go to the right-hand side.
-        Value left = pb.step(pb.sub(o.getLhs(), o.getRhs()));
-        binaryTo(o.getLhs(), pb.mul(dy, left));
-        binaryTo(o.getRhs(), pb.sub(dy, pb.mul(dy, left)));
-        return success();
-      })
-      .Case([&](ExpOp o) {
-        accumulate(o.getInput(), pb.mul(dy, y));
-        return success();
-      })
-      .Case([&](LogOp o) {
-        accumulate(o.getInput(), pb.div(dy, o.getInput()));
-        return success();
-      })
-      .Case([&](NegOp o) {
-        accumulate(o.getInput(), pb.neg(dy));
-        return success();
-      })
-      .Case([&](RsqrtOp o) {
-        // d(u^-1/2) = -1/2 u^-3/2 = -1/2 y^3.
-        accumulate(o.getInput(),
-                   pb.mul(pb.scale(dy, -0.5), pb.mul(pb.mul(y, y), y)));
-        return success();
-      })
-      .Case([&](SqrtOp o) {
-        accumulate(o.getInput(), pb.div(pb.scale(dy, 0.5), y));
-        return success();
-      })
-      .Case([&](TanhOp o) {
-        Value one = pb.scalar(pb.rank(y), 1.0);
-        accumulate(o.getInput(), pb.mul(dy, pb.sub(one, pb.mul(y, y))));
-        return success();
-      })
-      .Case<StepOp, StopGradientOp, CausalMaskOp, arith::ConstantOp>(
-          [](Operation *) { return success(); })
-      .Case([&](ReduceSumOp o) {
-        accumulate(o.getInput(), pb.broadcastTo(dy, shape(o.getInput())));
-        return success();
-      })
-      .Case([&](BroadcastOp o) {
-        binaryTo(o.getInput(), dy);
-        return success();
-      })
-      .Case([&](MatmulOp o) {
-        Value a = o.getLhs(), b = o.getRhs();
-        bool ta = o.getTransposeLhs(), tb = o.getTransposeRhs();
-        // C = A B with A = ta ? a^T : a and B = tb ? b^T : b.
-        // dA = dC B^T and dB = A^T dC, transposed back where needed.
-        Value da =
-            ta ? pb.matmul(b, dy, tb, true) : pb.matmul(dy, b, false, !tb);
-        Value db =
-            tb ? pb.matmul(dy, a, true, ta) : pb.matmul(a, dy, !ta, false);
-        accumulate(a, da);
-        accumulate(b, db);
-        return success();
-      })
-      .Case([&](TransposeOp o) {
-        ArrayRef<int64_t> perm = o.getPermutation();
-        SmallVector<int64_t> inverse(perm.size());
-        for (auto [i, p] : llvm::enumerate(perm))
-          inverse[p] = i;
-        accumulate(o.getInput(), pb.transpose(dy, inverse));
-        return success();
-      })
-      .Case([&](ReshapeOp o) {
-        accumulate(o.getInput(), pb.reshape(dy, shape(o.getInput())));
-        return success();
-      })
-      .Case([&](SliceOp o) {
-        int64_t dim = o.getDim();
-        accumulate(o.getInput(),
-                   pb.pad(dy, dim, o.getOffset(), shape(o.getInput())[dim]));
-        return success();
-      })
-      .Case([&](PadOp o) {
-        int64_t dim = o.getDim();
-        accumulate(o.getInput(),
-                   pb.slice(dy, dim, o.getOffset(), shape(o.getInput())[dim]));
-        return success();
-      })
-      // The collective pair of stream parallelism (Megatron's g and f): each
-      // one's adjoint is the other.
-      .Case([&](AllReduceOp o) {
-        accumulate(o.getInput(), dy);
-        return success();
-      })
-      .Case([&](GradAllReduceOp o) {
-        accumulate(o.getInput(), AllReduceOp::create(pb.builder(), pb.getLoc(),
-                                                     dy.getType(), dy));
-        return success();
-      })
-      .Case([&](RankSliceOp o) {
-        accumulate(o.getInput(), RankPadOp::create(pb.builder(), pb.getLoc(),
-                                                   o.getInput().getType(), dy,
-                                                   o.getDim(), o.getShards()));
-        return success();
-      })
-      .Case([&](RankPadOp o) {
-        accumulate(o.getInput(),
-                   RankSliceOp::create(pb.builder(), pb.getLoc(),
-                                       o.getInput().getType(), dy, o.getDim(),
-                                       o.getShards()));
-        return success();
-      })
-      .Case([&](ConcatOp o) {
-        int64_t dim = o.getDim(), n = shape(o.getLhs())[dim];
-        accumulate(o.getLhs(), pb.slice(dy, dim, 0, n));
-        accumulate(o.getRhs(), pb.slice(dy, dim, n, shape(o.getRhs())[dim]));
-        return success();
-      })
-      .Case([&](GatherOp o) {
-        accumulate(o.getTable(), ScatterAddOp::create(pb.builder(), pb.getLoc(),
-                                                      o.getTable().getType(),
-                                                      dy, o.getIds()));
-        return success();
-      })
-      .Case([&](ScatterAddOp o) {
-        accumulate(o.getUpdates(),
-                   GatherOp::create(pb.builder(), pb.getLoc(),
-                                    o.getUpdates().getType(), dy, o.getIds()));
-        return success();
-      })
-      .Case([&](TakeAlongOp o) {
-        accumulate(o.getInput(),
-                   PutAlongOp::create(pb.builder(), pb.getLoc(),
-                                      o.getInput().getType(), dy, o.getIds()));
-        return success();
-      })
-      .Case([&](PutAlongOp o) {
-        accumulate(o.getInput(),
-                   TakeAlongOp::create(pb.builder(), pb.getLoc(),
-                                       o.getInput().getType(), dy, o.getIds()));
-        return success();
-      })
-      .Case([&](CumsumOp o) {
-        accumulate(o.getInput(), pb.cumsum(dy, o.getDim(), !o.getReverse()));
-        return success();
-      })
-      .Default([&](Operation *other) {
-        return other->emitOpError()
-               << "has no vector-Jacobian product; autodiff runs on primitive "
-                  "ops (run mix-decompose first)";
-      });
+  // Constants (of the shapes, or literal) carry no gradient.
+  if (isa<arith::ConstantOp>(op))
+    return success();
+  auto differentiable = dyn_cast<DifferentiableOpInterface>(op);
+  if (!differentiable)
+    return op->emitOpError()
+           << "has no vector-Jacobian product; autodiff runs on primitive "
+              "ops (run mix-decompose first)";
+  differentiable.buildVJP(pb, dy, [&](Value operand, Value adjoint) {
+    accumulate(operand, adjoint);
+  });
+  return success();
 }
 
 namespace {

@@ -8,7 +8,7 @@
 #ifndef MIX_LIB_TRANSFORMS_DECOMPOSITIONS_H
 #define MIX_LIB_TRANSFORMS_DECOMPOSITIONS_H
 
-#include "mix/Transforms/PrimitiveBuilder.h"
+#include "mix/Dialect/Mix/IR/PrimitiveBuilder.h"
 
 namespace mlir {
 namespace mix {

@@ -17,7 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mix/Transforms/Passes.h"
-#include "mix/Transforms/PrimitiveBuilder.h"
+#include "mix/Dialect/Mix/IR/PrimitiveBuilder.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"

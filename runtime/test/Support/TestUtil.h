@@ -10,6 +10,7 @@
 
 #include "mixrt/Error.h"
 #include "mixrt/Json.h"
+#include "mixrt/PackageABI.h"
 
 #include "gtest/gtest.h"
 
@@ -129,7 +130,7 @@ inline void setLibrary(json::Value &manifest, const std::string &library) {
 inline json::Value sampleManifest() {
   return json::parse(R"({
     "format": "mixpkg",
-    "format_version": 4,
+    "format_version": )" + std::to_string(MIX_PACKAGE_FORMAT_VERSION) + R"(,
     "compiler": "mixc 0.1.0",
     "target": "cpu",
     "batch": 2,

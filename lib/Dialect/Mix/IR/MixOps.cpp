@@ -23,6 +23,7 @@ using namespace mlir::mix;
 using namespace mlir::mix::detail;
 
 #include "mix/Dialect/Mix/IR/MixEnums.cpp.inc"
+#include "mix/Dialect/Mix/IR/MixInterfaces.cpp.inc"
 
 #define GET_OP_CLASSES
 #include "mix/Dialect/Mix/IR/MixOps.cpp.inc"

@@ -23,8 +23,11 @@ namespace mlir {
 namespace mix {
 /// Whether `type` is a ranked tensor with static, non-zero dimensions.
 bool isStaticNonEmpty(Type type);
+class PrimitiveBuilder;
 } // namespace mix
 } // namespace mlir
+
+#include "mix/Dialect/Mix/IR/MixInterfaces.h.inc"
 
 #define GET_OP_CLASSES
 #include "mix/Dialect/Mix/IR/MixOps.h.inc"

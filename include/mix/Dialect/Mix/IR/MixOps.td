@@ -11,6 +11,7 @@
 
 include "mix/Dialect/Mix/IR/MixBase.td"
 include "mix/Dialect/Mix/IR/MixAttrs.td"
+include "mix/Dialect/Mix/IR/MixInterfaces.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
@@ -32,8 +33,8 @@ def Mix_Scalar : 0DTensorOf<[F32]>;
 // Elementwise arithmetic and activations
 //===----------------------------------------------------------------------===//
 
-class Mix_BinaryOp<string mnemonic, string formula>
-    : Mix_Op<mnemonic, [Pure]> {
+class Mix_BinaryOp<string mnemonic, string formula, list<Trait> traits = []>
+    : Mix_Op<mnemonic, !listconcat([Pure], traits)> {
   let summary = "elementwise " # formula # " with size-1 broadcasting";
   let description = [{
     Computes `}] # formula # [{` elementwise. Both operands have the result's
@@ -54,16 +55,16 @@ class Mix_BinaryOp<string mnemonic, string formula>
   let hasVerifier = 1;
 }
 
-def Mix_AddOp : Mix_BinaryOp<"add", "lhs + rhs"> {
+def Mix_AddOp : Mix_BinaryOp<"add", "lhs + rhs", [Mix_Differentiable]> {
   // The sum of two zero-pads of adjacent ranges is a pad of their
   // concatenation (the adjoint of slicing one tensor into parts).
   let hasCanonicalizer = 1;
 }
-def Mix_SubOp : Mix_BinaryOp<"sub", "lhs - rhs">;
-def Mix_MulOp : Mix_BinaryOp<"mul", "lhs * rhs">;
+def Mix_SubOp : Mix_BinaryOp<"sub", "lhs - rhs", [Mix_Differentiable]>;
+def Mix_MulOp : Mix_BinaryOp<"mul", "lhs * rhs", [Mix_Differentiable]>;
 
-class Mix_UnaryOp<string mnemonic, string formula>
-    : Mix_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+class Mix_UnaryOp<string mnemonic, string formula, list<Trait> traits = []>
+    : Mix_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType], traits)> {
   let summary = "elementwise " # mnemonic;
   let description = [{
     Computes `}] # formula # [{` elementwise.
@@ -82,7 +83,7 @@ def Mix_GeluOp : Mix_UnaryOp<"gelu",
     "0.5 u (1 + tanh(sqrt(2/pi) (u + 0.044715 u^3)))">;
 def Mix_ReluOp : Mix_UnaryOp<"relu", "max(u, 0)">;
 def Mix_SigmoidOp : Mix_UnaryOp<"sigmoid", "1 / (1 + exp(-u))">;
-def Mix_TanhOp : Mix_UnaryOp<"tanh", "tanh(u)">;
+def Mix_TanhOp : Mix_UnaryOp<"tanh", "tanh(u)", [Mix_Differentiable]>;
 def Mix_SiluOp : Mix_UnaryOp<"silu", "u * sigmoid(u)">;
 
 //===----------------------------------------------------------------------===//

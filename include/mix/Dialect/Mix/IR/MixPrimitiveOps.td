@@ -10,19 +10,26 @@
 
 // Included from MixOps.td, after the types and base classes.
 
-def Mix_DivOp : Mix_BinaryOp<"div", "lhs / rhs">;
-def Mix_MaxOp : Mix_BinaryOp<"max", "max(lhs, rhs)">;
+def Mix_DivOp : Mix_BinaryOp<"div", "lhs / rhs", [Mix_Differentiable]>;
+def Mix_MaxOp : Mix_BinaryOp<"max", "max(lhs, rhs)", [Mix_Differentiable]>;
 
-def Mix_ExpOp : Mix_UnaryOp<"exp", "exp(u)">;
-def Mix_LogOp : Mix_UnaryOp<"log", "log(u)">;
-def Mix_NegOp : Mix_UnaryOp<"neg", "-u">;
-def Mix_RsqrtOp : Mix_UnaryOp<"rsqrt", "1 / sqrt(u)">;
-def Mix_SqrtOp : Mix_UnaryOp<"sqrt", "sqrt(u)">;
-def Mix_StepOp : Mix_UnaryOp<"step", "u > 0 ? 1 : 0">;
+def Mix_ExpOp : Mix_UnaryOp<"exp", "exp(u)",
+    [Mix_Differentiable]>;
+def Mix_LogOp : Mix_UnaryOp<"log", "log(u)",
+    [Mix_Differentiable]>;
+def Mix_NegOp : Mix_UnaryOp<"neg", "-u",
+    [Mix_Differentiable]>;
+def Mix_RsqrtOp : Mix_UnaryOp<"rsqrt", "1 / sqrt(u)",
+    [Mix_Differentiable]>;
+def Mix_SqrtOp : Mix_UnaryOp<"sqrt", "sqrt(u)",
+    [Mix_Differentiable]>;
+def Mix_StepOp : Mix_UnaryOp<"step", "u > 0 ? 1 : 0",
+    [Mix_Differentiable]>;
 def Mix_StopGradientOp : Mix_UnaryOp<"stop_gradient",
-    "u (the value; autodiff treats it as a constant)">;
+    "u (the value; autodiff treats it as a constant)", [Mix_Differentiable]>;
 
-class Mix_ReduceOp<string mnemonic, string what> : Mix_Op<mnemonic, [Pure]> {
+class Mix_ReduceOp<string mnemonic, string what, list<Trait> traits = []>
+    : Mix_Op<mnemonic, !listconcat([Pure], traits)> {
   let summary = what # " over the given dimensions, keeping them as size 1";
   let description = [{
     Reduces the input over `dims`; the result has the input's rank with the
@@ -41,10 +48,10 @@ class Mix_ReduceOp<string mnemonic, string what> : Mix_Op<mnemonic, [Pure]> {
   let hasVerifier = 1;
 }
 
-def Mix_ReduceSumOp : Mix_ReduceOp<"reduce_sum", "sum">;
+def Mix_ReduceSumOp : Mix_ReduceOp<"reduce_sum", "sum", [Mix_Differentiable]>;
 def Mix_ReduceMaxOp : Mix_ReduceOp<"reduce_max", "maximum">;
 
-def Mix_BroadcastOp : Mix_Op<"broadcast", [Pure]> {
+def Mix_BroadcastOp : Mix_Op<"broadcast", [Pure, Mix_Differentiable]> {
   let summary = "broadcast size-1 dimensions to the result's sizes";
   let description = [{
     The result has the input's rank; each input dimension equals the
@@ -61,7 +68,7 @@ def Mix_BroadcastOp : Mix_Op<"broadcast", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Mix_MatmulOp : Mix_Op<"matmul", [Pure]> {
+def Mix_MatmulOp : Mix_Op<"matmul", [Pure, Mix_Differentiable]> {
   let summary = "batched matrix product with optional transposes";
   let description = [{
     `result[..., i, j] = sum_k A[..., i, k] B[..., k, j]`, where `A` is `lhs`
@@ -84,7 +91,7 @@ def Mix_MatmulOp : Mix_Op<"matmul", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Mix_TransposeOp : Mix_Op<"transpose", [Pure]> {
+def Mix_TransposeOp : Mix_Op<"transpose", [Pure, Mix_Differentiable]> {
   let summary = "permute dimensions";
   let description = [{
     `result[i_perm[0], ...] = input[i_0, ...]`: result dimension `r` is input
@@ -104,7 +111,7 @@ def Mix_TransposeOp : Mix_Op<"transpose", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Mix_ReshapeOp : Mix_Op<"reshape", [Pure]> {
+def Mix_ReshapeOp : Mix_Op<"reshape", [Pure, Mix_Differentiable]> {
   let summary = "reinterpret the row-major elements with a new shape";
   let description = [{
     Example:
@@ -119,7 +126,7 @@ def Mix_ReshapeOp : Mix_Op<"reshape", [Pure]> {
   let hasFolder = 1;
 }
 
-def Mix_SliceOp : Mix_Op<"slice", [Pure]> {
+def Mix_SliceOp : Mix_Op<"slice", [Pure, Mix_Differentiable]> {
   let summary = "a contiguous range of one dimension";
   let description = [{
     Elements `[offset, offset + size)` of dimension `dim`; the result's size
@@ -140,7 +147,7 @@ def Mix_SliceOp : Mix_Op<"slice", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Mix_PadOp : Mix_Op<"pad", [Pure]> {
+def Mix_PadOp : Mix_Op<"pad", [Pure, Mix_Differentiable]> {
   let summary = "embed into zeros along one dimension (the adjoint of slice)";
   let description = [{
     The result equals zero except for elements `[offset, offset + n)` of
@@ -161,7 +168,7 @@ def Mix_PadOp : Mix_Op<"pad", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Mix_ConcatOp : Mix_Op<"concat", [Pure]> {
+def Mix_ConcatOp : Mix_Op<"concat", [Pure, Mix_Differentiable]> {
   let summary = "join two tensors along one dimension";
   let description = [{
     Example:
@@ -178,7 +185,7 @@ def Mix_ConcatOp : Mix_Op<"concat", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Mix_GatherOp : Mix_Op<"gather", [Pure]> {
+def Mix_GatherOp : Mix_Op<"gather", [Pure, Mix_Differentiable]> {
   let summary = "rows of a table by index";
   let description = [{
     `result[i..., :] = table[ids[i...], :]` for a `(V, d)` table.
@@ -196,7 +203,7 @@ def Mix_GatherOp : Mix_Op<"gather", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Mix_ScatterAddOp : Mix_Op<"scatter_add", [Pure]> {
+def Mix_ScatterAddOp : Mix_Op<"scatter_add", [Pure, Mix_Differentiable]> {
   let summary = "sum rows into a table by index (the adjoint of gather)";
   let description = [{
     `result[v, :] = sum over i with ids[i] = v of updates[i, :]`, zero
@@ -215,7 +222,7 @@ def Mix_ScatterAddOp : Mix_Op<"scatter_add", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Mix_TakeAlongOp : Mix_Op<"take_along", [Pure]> {
+def Mix_TakeAlongOp : Mix_Op<"take_along", [Pure, Mix_Differentiable]> {
   let summary = "one element of the last dimension per row, by index";
   let description = [{
     `result[i..., 0] = input[i..., ids[i...]]`.
@@ -233,7 +240,7 @@ def Mix_TakeAlongOp : Mix_Op<"take_along", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Mix_PutAlongOp : Mix_Op<"put_along", [Pure]> {
+def Mix_PutAlongOp : Mix_Op<"put_along", [Pure, Mix_Differentiable]> {
   let summary = "scatter one value per row into zeros (adjoint of take_along)";
   let description = [{
     `result[i..., v] = v == ids[i...] ? input[i..., 0] : 0`.
@@ -251,7 +258,8 @@ def Mix_PutAlongOp : Mix_Op<"put_along", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Mix_CumsumOp : Mix_Op<"cumsum", [Pure, SameOperandsAndResultType]> {
+def Mix_CumsumOp : Mix_Op<"cumsum",
+    [Pure, SameOperandsAndResultType, Mix_Differentiable]> {
   let summary = "inclusive prefix (or, reversed, suffix) sum along a dimension";
   let description = [{
     `result[.., s, ..] = sum_{t <= s} input[.., t, ..]` along `dim`; with
@@ -272,7 +280,7 @@ def Mix_CumsumOp : Mix_Op<"cumsum", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
-def Mix_CausalMaskOp : Mix_Op<"causal_mask", [Pure]> {
+def Mix_CausalMaskOp : Mix_Op<"causal_mask", [Pure, Mix_Differentiable]> {
   let summary = "the additive causal attention mask";
   let description = [{
     A `(S, P + S)` tensor: 0 where query `i` may attend to key `j`
@@ -295,7 +303,8 @@ def Mix_CausalMaskOp : Mix_Op<"causal_mask", [Pure]> {
 // code on the same batch; the loss is computed, identically, on every rank.
 //===----------------------------------------------------------------------===//
 
-def Mix_AllReduceOp : Mix_Op<"all_reduce", [SameOperandsAndResultType]> {
+def Mix_AllReduceOp : Mix_Op<"all_reduce",
+    [SameOperandsAndResultType, Mix_Differentiable]> {
   let summary = "sum of a partial value over the stream ranks";
   let description = [{
     The sum over the ranks of the run of each rank's `input`: a partial sum
@@ -316,7 +325,7 @@ def Mix_AllReduceOp : Mix_Op<"all_reduce", [SameOperandsAndResultType]> {
 }
 
 def Mix_GradAllReduceOp : Mix_Op<"grad_all_reduce",
-    [Pure, SameOperandsAndResultType]> {
+    [Pure, SameOperandsAndResultType, Mix_Differentiable]> {
   let summary = "the input unchanged; its gradient summed over the ranks";
   let description = [{
     The identity on a replicated value that each rank then uses for its
@@ -334,7 +343,7 @@ def Mix_GradAllReduceOp : Mix_Op<"grad_all_reduce",
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Mix_RankSliceOp : Mix_Op<"rank_slice", [Pure]> {
+def Mix_RankSliceOp : Mix_Op<"rank_slice", [Pure, Mix_Differentiable]> {
   let summary = "this rank's share of one dimension";
   let description = [{
     Dimension `dim` is split into `shards` equal parts, one a rank; the
@@ -356,7 +365,7 @@ def Mix_RankSliceOp : Mix_Op<"rank_slice", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Mix_RankPadOp : Mix_Op<"rank_pad", [Pure]> {
+def Mix_RankPadOp : Mix_Op<"rank_pad", [Pure, Mix_Differentiable]> {
   let summary = "embed into zeros at this rank's share (adjoint of rank_slice)";
   let description = [{
     Zeros, except for this rank's part of dimension `dim` (split into

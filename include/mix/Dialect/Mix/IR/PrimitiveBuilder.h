@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MIX_TRANSFORMS_PRIMITIVEBUILDER_H
-#define MIX_TRANSFORMS_PRIMITIVEBUILDER_H
+#ifndef MIX_DIALECT_MIX_IR_PRIMITIVEBUILDER_H
+#define MIX_DIALECT_MIX_IR_PRIMITIVEBUILDER_H
 
 #include "mix/Dialect/Mix/IR/MixOps.h"
 
@@ -97,4 +97,4 @@ private:
 } // namespace mix
 } // namespace mlir
 
-#endif // MIX_TRANSFORMS_PRIMITIVEBUILDER_H
+#endif // MIX_DIALECT_MIX_IR_PRIMITIVEBUILDER_H

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "mix/Transforms/PrimitiveBuilder.h"
+#include "mix/Dialect/Mix/IR/PrimitiveBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
