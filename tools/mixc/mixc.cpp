@@ -8,7 +8,7 @@
 #include "mix/Dialect/Mix/IR/MixDialect.h"
 #include "mix/Frontend/InputFiles.h"
 #include "mix/Frontend/ModelBuilder.h"
-#include "mix/Frontend/Package.h"
+#include "mix/Package/Package.h"
 #include "mix/Pipelines/Pipelines.h"
 #include "mix/Target/CPU/CPUCodegen.h"
 #include "mix/Target/CUDA/CUDACodegen.h"
@@ -18,12 +18,14 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -33,11 +35,14 @@ using namespace mlir::mix;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory category("mixc options");
-static cl::opt<std::string> inputFile(cl::Positional, cl::desc("MODEL.json"),
-                                      cl::Required, cl::cat(category));
-static cl::opt<int64_t> batch("batch", cl::desc("Batch size B"), cl::Required,
+static cl::opt<std::string>
+    inputFile(cl::Positional,
+              cl::desc("MODEL.json (or MODEL.mlir with --emit)"), cl::Required,
+              cl::cat(category));
+// Required for a spec; IR has its shapes (checked after parsing).
+static cl::opt<int64_t> batch("batch", cl::desc("Batch size B"),
                               cl::cat(category));
-static cl::opt<int64_t> seq("seq", cl::desc("Sequence length S"), cl::Required,
+static cl::opt<int64_t> seq("seq", cl::desc("Sequence length S"),
                             cl::cat(category));
 static cl::opt<std::string> outputPath("o", cl::desc("Output package"),
                                        cl::value_desc("MODEL.mixpkg"),
@@ -270,18 +275,48 @@ static int compile(int argc, char **argv) {
       "--mix-cpu-codegen-pipeline,\n--mix-cuda-codegen-pipeline), and "
       "MLIR's --mlir-* debugging options apply to them.\n");
 
+  // MODEL.mlir: the model as IR (what --emit=model prints, or written by
+  // hand), run through the same phases to an --emit stage. A package needs
+  // the spec, which IR does not carry.
+  bool irInput = llvm::StringRef(inputFile).ends_with(".mlir");
+  if (!irInput) {
+    bool missing = false;
+    for (cl::opt<int64_t> *option : {&batch, &seq})
+      if (!option->getNumOccurrences()) {
+        llvm::errs() << "mixc: for the --" << option->ArgStr
+                     << " option: must be specified at least once!\n";
+        missing = true;
+      }
+    if (missing)
+      return 1;
+  }
   if (llvm::Error e = checkReadableInput(inputFile))
     return fail(llvm::toString(std::move(e)));
   auto buffer = llvm::MemoryBuffer::getFile(inputFile, /*IsText=*/true);
   if (!buffer)
     return fail("cannot read '" + inputFile +
                 "': " + buffer.getError().message());
-  llvm::Expected<ModelSpec> spec =
-      parseModelSpec((*buffer)->getBuffer(), inputFile);
-  if (!spec)
-    return fail(llvm::toString(spec.takeError()));
-  if (llvm::Error e = checkShapes(*spec, batch, seq))
-    return fail(llvm::toString(std::move(e)));
+  std::optional<ModelSpec> spec;
+  if (irInput) {
+    if (emit == Stage::None)
+      return fail("'" + inputFile +
+                  "' is IR: mixc compiles it to an --emit stage only (a "
+                  "package needs the model spec, MODEL.json)");
+    if (batch.getNumOccurrences() || seq.getNumOccurrences() ||
+        streamShards.getNumOccurrences())
+      return fail("--batch, --seq and --stream-shards are the spec's; IR "
+                  "input has its shapes");
+    if (llvm::Error e = checkNesting((*buffer)->getBuffer(), inputFile))
+      return fail(llvm::toString(std::move(e)));
+  } else {
+    llvm::Expected<ModelSpec> parsed =
+        parseModelSpec((*buffer)->getBuffer(), inputFile);
+    if (!parsed)
+      return fail(llvm::toString(parsed.takeError()));
+    spec = std::move(*parsed);
+    if (llvm::Error e = checkShapes(*spec, batch, seq))
+      return fail(llvm::toString(std::move(e)));
+  }
   if (optLevel > 3)
     return fail("-O must be 0, 1, 2 or 3, got " + llvm::Twine(optLevel));
   if (emit == Stage::None && outputPath.empty())
@@ -353,12 +388,21 @@ static int compile(int argc, char **argv) {
     timing.setEnabled(true);
   TimingScope root = timing.getRootScope();
   TimingScope buildTimer = root.nest("build the model");
-  OwningOpRef<ModuleOp> module =
-      buildModel(&context, *spec, batch, seq, streamShards);
+  OwningOpRef<ModuleOp> module;
+  if (irInput) {
+    llvm::SourceMgr sources;
+    sources.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+    module = parseSourceFile<ModuleOp>(sources, &context);
+    if (!module)
+      return fail("cannot parse '" + inputFile + "' as MLIR");
+  } else {
+    module = buildModel(&context, *spec, batch, seq, streamShards);
+  }
   buildTimer.stop();
   if (failed(verify(*module)))
-    return fail("internal error: the model built from '" + inputFile +
-                "' does not verify");
+    return fail(irInput ? "'" + inputFile + "' does not verify"
+                        : "internal error: the model built from '" + inputFile +
+                              "' does not verify");
   auto stop = [&](Stage stage) {
     if (emit != stage)
       return false;
@@ -406,10 +450,6 @@ static int compile(int argc, char **argv) {
   if (stop(Stage::Buffers))
     return 0;
 
-  PackageContents contents{*spec,   batch,
-                           seq,     target == Target::CUDA ? "cuda" : "cpu",
-                           *proved, "model.so"};
-  contents.adamw = *adamw;
   std::string ptx, cubin;
   if (target == Target::CUDA) {
     CUDACodegenPipelineOptions options;
@@ -434,16 +474,25 @@ static int compile(int argc, char **argv) {
     }
     if (failed(phase("lower the host code", buildCUDAHostToLLVMPipeline)))
       return fail("lowering the host code of '" + inputFile + "' failed");
-    contents.entryArgs = std::move(entryArgs);
-    contents.precision = cuda.matmul == MatmulPrecision::BF16 ? "bf16" : "tf32";
   } else {
     if (failed(phase("lower to the LLVM dialect", buildCPULowerToLLVMPipeline)))
       return fail("lowering '" + inputFile + "' to LLVM failed");
-    contents.streamShards = streamShards;
-    contents.precision = precision == Precision::BF16 ? "bf16" : "fp32";
   }
   if (stop(Stage::LLVM))
     return 0;
+
+  // Only a spec gets here: IR input stops at an --emit stage.
+  PackageContents contents{*spec,   batch,
+                           seq,     target == Target::CUDA ? "cuda" : "cpu",
+                           *proved, "model.so"};
+  contents.adamw = *adamw;
+  if (target == Target::CUDA) {
+    contents.entryArgs = std::move(entryArgs);
+    contents.precision = cuda.matmul == MatmulPrecision::BF16 ? "bf16" : "tf32";
+  } else {
+    contents.streamShards = streamShards;
+    contents.precision = precision == Precision::BF16 ? "bf16" : "fp32";
+  }
   if (failed(phase("pack the entry points", [&](OpPassManager &pm) {
         buildPackEntryPointsPipeline(pm, getPackageEntryPoints(),
                                      /*optnone=*/target == Target::CPU);

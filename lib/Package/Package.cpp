@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "mix/Frontend/Package.h"
+#include "mix/Package/Package.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MIX_FRONTEND_PACKAGE_H
-#define MIX_FRONTEND_PACKAGE_H
+#ifndef MIX_PACKAGE_PACKAGE_H
+#define MIX_PACKAGE_PACKAGE_H
 
 #include "mix/Frontend/ModelSpec.h"
 #include "mixrt/PackageABI.h"
@@ -86,4 +86,4 @@ llvm::Error writePackage(
 } // namespace mix
 } // namespace mlir
 
-#endif // MIX_FRONTEND_PACKAGE_H
+#endif // MIX_PACKAGE_PACKAGE_H
