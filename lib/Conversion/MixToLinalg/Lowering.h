@@ -62,6 +62,10 @@ struct SliceParams {
               OpFoldResult offset);
 };
 
+/// Whether \p op is part of a tree of concatenations along one dimension
+/// whose outermost concatenation lowers the whole tree (and erases it).
+bool isInnerConcat(ConcatOp op);
+
 void populateElementwisePatterns(RewritePatternSet &patterns);
 void populateStructuredPatterns(RewritePatternSet &patterns);
 void populateShapePatterns(RewritePatternSet &patterns);

@@ -1,7 +1,7 @@
 //===- MixToLinalg.cpp - The convert-mix-to-linalg pass -------------------===//
 //
-// Applies the lowering patterns of every op family and checks that no mix
-// op is left.
+// Applies the lowering patterns of every op family under the dialect
+// conversion framework, with every mix op but the sum over ranks illegal.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,6 +9,7 @@
 
 #include "mix/Conversion/Passes.h"
 
+#include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir {
@@ -49,24 +50,37 @@ struct ConvertMixToLinalgPass
       }
       lowering::declareCollectives(module);
     }
+    // Every mix op is illegal but the sum over ranks, which stays for the
+    // target's bufferization, and a concatenation inside a tree, which the
+    // tree's outermost one lowers and erases. What the patterns leave is the
+    // framework's error.
+    ConversionTarget target(getContext());
+    target.addIllegalDialect<MixDialect>();
+    target.addLegalOp<AllReduceOp>();
+    target.addDynamicallyLegalOp<ConcatOp>(
+        [](ConcatOp op) { return lowering::isInnerConcat(op); });
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(&getContext());
     populateMixToLinalgPatterns(patterns);
+    {
+      // The framework names the op it could not legalize; say why.
+      ScopedDiagnosticHandler hint(&getContext(), [](Diagnostic &diag) {
+        if (diag.getSeverity() == DiagnosticSeverity::Error &&
+            StringRef(diag.str()).starts_with("failed to legalize"))
+          diag.attachNote() << "the primitive mix ops lower to linalg; a "
+                               "model-level op needs mix-decompose first";
+        return failure();
+      });
+      if (failed(applyPartialConversion(getOperation(), target,
+                                        std::move(patterns))))
+        return signalPassFailure();
+    }
+    // Fold and remove what the lowerings left dead (the loop indices a body
+    // does not read) and hoist their constants, as the greedy driver does.
     GreedyRewriteConfig config;
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
-    if (failed(
-            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
-      return signalPassFailure();
-    WalkResult left = getOperation()->walk([](Operation *op) {
-      // A sum over ranks stays for the target's bufferization.
-      if (isa<MixDialect>(op->getDialect()) && !isa<AllReduceOp>(op)) {
-        op->emitOpError("was not lowered to linalg (is it a model-level op? "
-                        "run mix-decompose first)");
-        return WalkResult::interrupt();
-      }
-      return WalkResult::advance();
-    });
-    if (left.wasInterrupted())
-      signalPassFailure();
+    (void)applyPatternsGreedily(getOperation(), FrozenRewritePatternSet(),
+                                config);
   }
 };
 } // namespace

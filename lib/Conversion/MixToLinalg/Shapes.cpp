@@ -63,6 +63,15 @@ lowering::SliceParams::SliceParams(OpBuilder &b, ArrayRef<int64_t> small,
   }
 }
 
+/// A concatenation whose only user is a concatenation along the same
+/// dimension: the outer one lowers it (see ConcatPattern).
+bool mlir::mix::lowering::isInnerConcat(ConcatOp op) {
+  if (!op->hasOneUse())
+    return false;
+  auto outer = dyn_cast<ConcatOp>(*op->user_begin());
+  return outer && outer.getDim() == op.getDim();
+}
+
 namespace {
 struct ReshapePattern : OpRewritePattern<ReshapeOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -101,15 +110,6 @@ struct PadPattern : OpRewritePattern<PadOp> {
     return success();
   }
 };
-
-/// A concatenation whose only user is a concatenation along the same
-/// dimension: the outer one lowers it (see ConcatPattern).
-static bool isInnerConcat(ConcatOp op) {
-  if (!op->hasOneUse())
-    return false;
-  auto outer = dyn_cast<ConcatOp>(*op->user_begin());
-  return outer && outer.getDim() == op.getDim();
-}
 
 /// A tree of concatenations along one dimension (the adjoint of slicing a
 /// tensor into N parts is such a chain) becomes one insertion of each leaf
