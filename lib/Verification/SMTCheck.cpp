@@ -23,6 +23,7 @@
 #include <z3++.h>
 
 #include <map>
+#include <memory>
 #include <numeric>
 #include <set>
 
@@ -118,7 +119,9 @@ private:
 
   z3::context &ctx;
   std::map<int64_t, int64_t> shrink;
-  llvm::DenseMap<Value, SymTensor> env;
+  /// Each value's encoding, behind a pointer: callers hold references to
+  /// encodings while more are added, which would move them in the map.
+  llvm::DenseMap<Value, std::unique_ptr<SymTensor>> env;
   unsigned counter = 0;
 };
 
@@ -193,7 +196,7 @@ FailureOr<SymTensor> Encoder::gateLeaf(GateOp gate) {
 FailureOr<const SymTensor *> Encoder::get(Value v) {
   auto it = env.find(v);
   if (it != env.end())
-    return &it->second;
+    return it->second.get();
   FailureOr<SymTensor> t = failure();
   Operation *def = v.getDefiningOp();
   if (auto gate = dyn_cast_or_null<GateOp>(def))
@@ -206,7 +209,8 @@ FailureOr<const SymTensor *> Encoder::get(Value v) {
     t = leaf(v, llvm::formatv("arg{0}", counter++).str());
   if (failed(t))
     return failure();
-  return &env.try_emplace(v, std::move(*t)).first->second;
+  return env.try_emplace(v, std::make_unique<SymTensor>(std::move(*t)))
+      .first->second.get();
 }
 
 SymTensor Encoder::elementwise(const SymTensor &a, const SymTensor &b,
@@ -337,7 +341,7 @@ FailureOr<SymTensor> Encoder::encodeRegionMixture(MixtureOp op) {
   for (int64_t kk = 0; kk < n; ++kk) {
     // Bind the block arguments to this expert's slices, then encode the
     // body; values inside the region are forgotten between experts.
-    env[block.getArgument(0)] = x;
+    env[block.getArgument(0)] = std::make_unique<SymTensor>(x);
     for (auto [i, w] : llvm::enumerate(op.getExpertWeights())) {
       FailureOr<const SymTensor *> weights = get(w);
       if (failed(weights))
@@ -348,14 +352,15 @@ FailureOr<SymTensor> Encoder::encodeRegionMixture(MixtureOp op) {
       int64_t size = slice.numel();
       for (int64_t j = 0; j < size; ++j)
         slice.elems.push_back(all.elems[kk * size + j]);
-      env[block.getArgument(i + 1)] = slice;
+      env[block.getArgument(i + 1)] =
+          std::make_unique<SymTensor>(std::move(slice));
     }
     for (Operation &nested : block.without_terminator())
       for (Value res : nested.getResults()) {
         FailureOr<SymTensor> encoded = encode(&nested, res);
         if (failed(encoded))
           return failure();
-        env[res] = std::move(*encoded);
+        env[res] = std::make_unique<SymTensor>(std::move(*encoded));
       }
     FailureOr<const SymTensor *> expert =
         get(cast<YieldOp>(block.getTerminator()).getValue());
