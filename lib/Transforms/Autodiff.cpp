@@ -78,6 +78,12 @@ struct AutodiffPass : mix::impl::MixAutodiffPassBase<AutodiffPass> {
       module.emitError() << "no function @" << function << " to differentiate";
       return signalPassFailure();
     }
+    if (Operation *existing = module.lookupSymbol(gradFunction)) {
+      existing->emitError() << "a symbol @" << gradFunction
+                            << " exists already; mix-autodiff writes the "
+                               "gradient function there";
+      return signalPassFailure();
+    }
     if (failed(differentiate(forward)))
       signalPassFailure();
   }

@@ -70,3 +70,20 @@ func.func @forward(%x: tensor<2xf32>) -> tensor<f32> {
   "test.sink"(%l) : (tensor<f32>) -> ()
   return %l : tensor<f32>
 }
+
+// -----
+
+// The gradient function's name is taken: an error naming it, not the
+// symbol verifier's redefinition.
+module {
+  func.func @forward(%x: tensor<2xf32>) -> tensor<f32> {
+    %s = mix.reduce_sum %x dims [0] : tensor<2xf32> -> tensor<1xf32>
+    %l = mix.reshape %s : tensor<1xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+  // expected-error @below {{a symbol @grad exists already; mix-autodiff writes the gradient function there}}
+  func.func @grad(%x: tensor<2xf32>) -> tensor<f32> {
+    %c = arith.constant dense<0.0> : tensor<f32>
+    return %c : tensor<f32>
+  }
+}
