@@ -1,6 +1,6 @@
 //===- BenchModel.cpp - Benchmark configurations and the libtorch baseline ===//
 //
-// The baseline follows SPEC.md §2-5 term by term (the float64 reference of
+// The baseline follows docs/models.md §2-5 term by term (the float64 reference of
 // runtime/test/Torch/Reference.cpp is its check of meaning); here it is
 // written for speed in float32.
 //

@@ -39,7 +39,7 @@ struct ModelConfig {
   std::string size = "small";
   int64_t l = 4, d = 256, h = 4, f = 1024, s = 256, b = 8, v = 256;
 
-  /// The model spec (SPEC §1) for mixc.
+  /// The model spec (docs/models.md §1) for mixc.
   std::string json() const;
   /// A one-word encoding ("key=value,...") for a child process, and back.
   std::string encode() const;
@@ -66,11 +66,11 @@ struct Losses {
 };
 
 /// The baseline model: parameters by name (float32 leaves requiring
-/// gradients) and the SPEC loss.
+/// gradients) and the loss of docs/models.md.
 class TorchModel {
 public:
   TorchModel(const ModelConfig &c, std::map<std::string, torch::Tensor> params);
-  /// The training loss of SPEC §2-5 on int64 tokens and targets (B,S).
+  /// The training loss of docs/models.md §2-5 on int64 tokens and targets (B,S).
   Losses loss(const torch::Tensor &tokens, const torch::Tensor &targets);
   /// Every parameter, in the order given by \p names.
   std::vector<torch::Tensor> parameters(const std::vector<std::string> &names) const;

@@ -1,4 +1,4 @@
-// The cMoLLM feed-forward layer (SPEC §3) in the mix dialect, at the small
+// The cMoLLM feed-forward layer (docs/models.md §3) in the mix dialect, at the small
 // model size (B=8, S=256, d=256, f=1024, N=4 streams), with each of the four
 // gatings, and two mixtures Theorem 4.1 does not cover.
 //

@@ -64,8 +64,8 @@ STREAMS = [1, 2, 4, 8]
 # against (the data order is the same for every run: mix-run's sampler seed
 # is fixed).
 REPLICATE_SEEDS = [1, 2]
-# With N = 1 the gate is a softmax over one stream, identically 1 (SPEC
-# section 3), so simple, context_aware and multi_head compute the same
+# With N = 1 the gate is a softmax over one stream, identically 1 (docs/models.md
+# §3), so simple, context_aware and multi_head compute the same
 # function from the same initial kernels (parameters are drawn per name); their
 # extra gate parameters get no gradient. One run, `cmollm-n1` (simple gating),
 # stands for the three. adaptive differs: its magnitude r and shift t act
@@ -943,7 +943,7 @@ def write_report(results, args, path, skipped, experiment):
              "alternating. Specs: `%s/NAME/spec.json`." % os.path.relpath(args.out, ROOT))
     L.append("* Training: `mixc SPEC --batch %d --seq %d`, then `mix-run train --steps %d "
              "--lr %g --eval-every %d --eval-batches %d` (warm-up steps/10, cosine to 10%%, "
-             "AdamW, clipping at 1.0, SPEC section 7): %d steps x %d x %d = %s tokens "
+             "AdamW, clipping at 1.0, docs/models.md §7): %d steps x %d x %d = %s tokens "
              "(%.2f passes over the %s-byte training text), the same batches in the same "
              "order for every run (mix-run's fixed sampler seed)."
              % (s0["batch"], s0["seq"], s0["steps"], s0["lr"], s0["eval_every"],
@@ -966,14 +966,14 @@ def write_report(results, args, path, skipped, experiment):
              "dense with seeds %s as a noise estimate." % ", ".join(
                  str(s) for s in REPLICATE_SEEDS))
     L.append("* N = 1 runs once for simple, context_aware and multi_head (`cmollm-n1`): "
-             "the gate is a softmax over one stream, identically 1 (SPEC section 3), and "
+             "the gate is a softmax over one stream, identically 1 (docs/models.md §3), and "
              "parameters are drawn per name, so the three are the same model from the same "
              "initial weights; their extra gate parameters get no gradient (20-step runs of "
              "the three gave bit-identical losses and gradient norms). adaptive runs at "
              "N = 1 on its own (`cmollm-n1-adaptive`): its magnitude r and shift t act "
              "outside the softmax and are trained. cMoLLM at N = 1 is the dense "
              "architecture, but not the dense run: its FFN up-projection starts "
-             "Xavier-uniform (SPEC section 6) instead of normal(0, 0.02), and its loss "
+             "Xavier-uniform (docs/models.md §6) instead of normal(0, 0.02), and its loss "
              "carries a constant 0.01 balance term (the curves and val CE are CE only).")
     if skipped:
         L.append("* Left out (finished with other settings): %s." % ", ".join(skipped))

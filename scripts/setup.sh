@@ -14,7 +14,7 @@ packages=(
   # SMT checking of rewrites.
   libz3-dev
   # Unit tests; libtorch is the independent oracle for gradients, and
-  # python3-torch runs ../shared/check/spec-check.
+  # python3-torch runs float64 cross-checks of docs/models.md.
   libgtest-dev libtorch-dev python3-torch python3-numpy
   # CPU matrix products.
   libdnnl-dev

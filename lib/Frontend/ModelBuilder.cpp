@@ -1,7 +1,7 @@
 //===- ModelBuilder.cpp - Model spec to mix IR ----------------------------===//
 //
 // Emits the forward pass and loss of dense GPT-2, cMoLLM (four gatings),
-// ParaScale and AltUp exactly as SPEC §2-5 write them.
+// ParaScale and AltUp exactly as docs/models.md §2-5 write them.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,4 +1,4 @@
-//===- ModelSpec.cpp - The model spec file (SPEC §1) ----------------------===//
+//===- ModelSpec.cpp - The model spec file (docs/models.md §1) ----------------------===//
 //
 // A strict parser of model specs: unknown keys, wrong types and impossible
 // sizes are errors that name the file, the line and the key.
@@ -477,7 +477,7 @@ llvm::Expected<ModelSpec> SpecParser::parse() {
   if (bytes <= static_cast<double>(kMaxParamBytes))
     return spec;
   // Name the size that makes the parameters too large: the one that, set
-  // back to its value in SPEC.md's example spec, shrinks them most.
+  // back to its value in the example spec of models.md §1, shrinks them most.
   struct Candidate {
     llvm::StringRef section, key;
     int64_t *field;

@@ -1,4 +1,4 @@
-//===- ParamTable.cpp - The parameters of a model (SPEC §6) ---------------===//
+//===- ParamTable.cpp - The parameters of a model (docs/models.md §6) ---------------===//
 //
 // Names, shapes, initialisers and weight decay of every parameter of a
 // model, in the order the compiled code takes them.

@@ -1,7 +1,7 @@
 //===- AppendAdamW.cpp - The AdamW update as a compiled function ----------===//
 //
 // Appends @adamw: global gradient-norm clipping and PyTorch's AdamW
-// (decoupled weight decay on tensors of rank >= 2), SPEC §7, over the
+// (decoupled weight decay on tensors of rank >= 2), docs/models.md §7, over the
 // parameters of @forward, in primitive mix ops.
 //
 //===----------------------------------------------------------------------===//

@@ -4,7 +4,7 @@
 // mix-append-adamw appends @adamw(params..., grads..., m..., v..., hyper)
 // -> (params'..., m'..., v'..., grad_norm) for @forward's f32 arguments,
 // hyper = [lr, 1 - beta1^t, 1 - beta2^t]. The update is PyTorch's
-// clip_grad_norm_ then AdamW (SPEC section 7), with the defaults beta1 =
+// clip_grad_norm_ then AdamW (docs/models.md §7), with the defaults beta1 =
 // 0.9, beta2 = 0.95, eps = 1e-8, weight decay 0.1, max norm 1:
 //   c = min(1, 1 / (|g| + 1e-6)), g' = c g
 //   p1 = p - lr 0.1 p                    (rank >= 2 only)

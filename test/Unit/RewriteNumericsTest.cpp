@@ -47,7 +47,7 @@ std::vector<int64_t> shapeOf(Value v) {
 }
 
 /// A reference interpreter of the mix ops these tests use, written from
-/// SPEC.md and the op descriptions, not from the passes.
+/// docs/models.md and the op descriptions, not from the passes.
 class Interpreter {
 public:
   /// Evaluates the single result of `func` on random arguments (the same

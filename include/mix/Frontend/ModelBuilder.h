@@ -1,6 +1,6 @@
 //===- ModelBuilder.h - Model spec to mix IR --------------------*- C++ -*-===//
 //
-// Builds the forward pass and loss of a model (SPEC §2-5) as one function of
+// Builds the forward pass and loss of a model (docs/models.md §2-5) as one function of
 // mix ops on tensors.
 //
 //===----------------------------------------------------------------------===//

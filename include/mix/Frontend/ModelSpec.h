@@ -1,6 +1,6 @@
-//===- ModelSpec.h - The model spec file (SPEC §1) --------------*- C++ -*-===//
+//===- ModelSpec.h - The model spec file (docs/models.md §1) --------------*- C++ -*-===//
 //
-// The JSON model spec: its fields, with SPEC's defaults, a strict parser that
+// The JSON model spec: its fields, with the defaults of models.md §1, a strict parser that
 // names the file, line and key of every error, and the parameter table.
 //
 //===----------------------------------------------------------------------===//
@@ -47,7 +47,7 @@ struct ModelSpec {
     double std = 0.02;
   } init;
 
-  /// The spec with every default filled in, as SPEC §1 writes it.
+  /// The spec with every default filled in, as docs/models.md §1 writes it.
   llvm::json::Value toJSON() const;
 };
 
@@ -62,7 +62,7 @@ llvm::Expected<ModelSpec> parseModelSpec(llvm::StringRef text,
 /// Checks the compile-time shapes against the spec (S <= n_positions, ...).
 llvm::Error checkShapes(const ModelSpec &spec, int64_t batch, int64_t seq);
 
-/// One parameter: its SPEC §6 name, shape, initialiser and weight decay.
+/// One parameter: its docs/models.md §6 name, shape, initialiser and weight decay.
 struct ParamInfo {
   std::string name;
   llvm::SmallVector<int64_t> shape;

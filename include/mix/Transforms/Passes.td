@@ -171,7 +171,7 @@ def MixAppendAdamWPass : Pass<"mix-append-adamw", "::mlir::ModuleOp"> {
     beta2^t]`: the gradients are clipped to a global norm of at most
     `max-grad-norm` (coefficient `min(1, max / (norm + 1e-6))`, as
     `torch.nn.utils.clip_grad_norm_`), then PyTorch's AdamW updates every
-    parameter, with decoupled weight decay on tensors of rank >= 2 (SPEC
+    parameter, with decoupled weight decay on tensors of rank >= 2 (docs/models.md
     §7). It is a separate entry point so that data-parallel training can
     all-reduce the gradients between @grad and @adamw.
   }];

@@ -49,7 +49,7 @@ public:
   void logits(const std::vector<const float *> &params, const int32_t *tokens,
               float *out) const;
 
-  /// The compiled update (SPEC §7): clips the gradients by their global
+  /// The compiled update (docs/models.md §7): clips the gradients by their global
   /// norm, then takes one AdamW step, writing the new parameters and
   /// moments over \p params, \p m and \p v. \p hyper is [lr, 1 - beta1^t,
   /// 1 - beta2^t]. Returns the gradient norm before clipping.

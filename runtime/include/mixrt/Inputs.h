@@ -1,6 +1,6 @@
 //===- Inputs.h - Checking parameter and batch files ------------*- C++ -*-===//
 //
-// The input contract of SPEC section 8: a parameter file holds exactly the
+// The input contract of docs/models.md §8: a parameter file holds exactly the
 // manifest's parameters as float32 with their shapes, and a batch holds
 // `tokens` and `targets`, int32 or int64 of shape (batch, seq), with ids in
 // [0, vocab_size). Errors name the file and the tensor.

@@ -46,7 +46,7 @@ struct TrainOptions {
 };
 
 /// The learning rate of update `step` (1-based): linear warm-up from 0,
-/// then cosine to 10% of `peak` at `total` (SPEC §7).
+/// then cosine to 10% of `peak` at `total` (docs/models.md §7).
 double learningRate(int64_t step, int64_t total, int64_t warmup, double peak);
 
 /// Runs training; throws Error on bad input or a failed step (a

@@ -207,7 +207,7 @@ private:
   int64_t savedStep = -1;
   bool tty;
   /// Each step draws dataRanks * batch sequences, in the order one rank
-  /// with that batch would, and this rank takes its share (SPEC section 7).
+  /// with that batch would, and this rank takes its share (docs/models.md §7).
   int64_t tokensPerStep;
   uint64_t span;
   std::vector<int32_t> tokens, targets;

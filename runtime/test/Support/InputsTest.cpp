@@ -1,6 +1,6 @@
 //===- InputsTest.cpp - Tests of the parameter and batch checks -----------===//
 //
-// SPEC section 8: a missing or extra parameter, a wrong shape or dtype, a
+// docs/models.md §8: a missing or extra parameter, a wrong shape or dtype, a
 // token id outside [0, V) are errors naming the file and the tensor.
 //
 //===----------------------------------------------------------------------===//

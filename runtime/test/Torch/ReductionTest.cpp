@@ -1,6 +1,6 @@
 //===- ReductionTest.cpp - Architectures that reduce to the dense model ---===//
 //
-// SPEC notes where an architecture is exactly the dense GPT-2: cMoLLM with
+// models.md notes where an architecture is exactly the dense GPT-2: cMoLLM with
 // one stream (the gate is identically 1; kernels[0] plays c_fc) and AltUp
 // with one block at its initial predict = 1, correct = 1 (y = xtil). Both
 // sides here are compiled packages: the test checks that the compiler's

@@ -1,4 +1,4 @@
-//===- Reference.cpp - The SPEC models written in libtorch ----------------===//
+//===- Reference.cpp - The models of models.md written in libtorch ----------------===//
 
 #include "Reference.h"
 
@@ -86,7 +86,7 @@ Tensor linear(const Tensor &x, const Params &p, const std::string &name) {
   return product(x, p.at(name + ".weight").t()) + p.at(name + ".bias");
 }
 
-/// c[b,s] = mean over t <= s of m[b,t] (SPEC §3), written as a product with
+/// c[b,s] = mean over t <= s of m[b,t] (docs/models.md §3), written as a product with
 /// a lower-triangular averaging matrix rather than a cumulative sum.
 Tensor causalPrefixMean(const Tensor &m) {
   int64_t s = m.size(1);
@@ -123,7 +123,7 @@ Tensor attention(const Tensor &a, const Params &p, const std::string &pre,
   return linear(o, p, pre + "attn.c_proj");
 }
 
-/// The cMoLLM FFN of SPEC §3 in its MoE form; appends the balance loss.
+/// The cMoLLM FFN of docs/models.md §3 in its MoE form; appends the balance loss.
 Tensor mixtureFfn(const Tensor &m, const Params &p, const std::string &pre,
                   const Config &c, std::vector<Tensor> &auxes) {
   int64_t b = m.size(0), s = m.size(1);
@@ -173,7 +173,7 @@ Tensor mixtureFfn(const Tensor &m, const Params &p, const std::string &pre,
   return linear(gpt2Gelu(u), p, pre + "mlp.c_proj");
 }
 
-/// One pre-LayerNorm transformer block (SPEC §2).
+/// One pre-LayerNorm transformer block (docs/models.md §2).
 Tensor block(const Tensor &x, const Params &p, int64_t l, const Config &c,
              int64_t streams, std::vector<Tensor> &auxes) {
   std::string pre = "h." + std::to_string(l) + ".";

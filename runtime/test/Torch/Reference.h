@@ -1,6 +1,6 @@
-//===- Reference.h - The SPEC models written in libtorch --------*- C++ -*-===//
+//===- Reference.h - The models of models.md written in libtorch --------*- C++ -*-===//
 //
-// An independent implementation of SPEC.md sections 2-5 in libtorch, used
+// An independent implementation of models.md §2-5 in libtorch, used
 // to check the compiled loss and gradients through autograd. It follows the
 // text of the spec, not the compiler's IR: the mixture FFN is written in its
 // MoE form (every stream's output, then the gate-weighted sum), which the
@@ -34,7 +34,7 @@ struct Config {
   /// to bfloat16 as the compiled step does.
   bool bf16 = false;
 
-  /// The model spec (SPEC §1) of this configuration.
+  /// The model spec (docs/models.md §1) of this configuration.
   std::string json() const;
 };
 
@@ -47,7 +47,7 @@ struct Losses {
   torch::Tensor loss, ce, aux;
 };
 
-/// The training loss of SPEC §2-5 on int64 tokens and targets (B,S).
+/// The training loss of docs/models.md §2-5 on int64 tokens and targets (B,S).
 Losses referenceLoss(const Params &p, const torch::Tensor &tokens,
                      const torch::Tensor &targets, const Config &c);
 

@@ -1,7 +1,7 @@
 //===- TorchGradTest.cpp - Compiled gradients against libtorch autograd ---===//
 //
 // Compiles small models of every architecture with mixc, runs their gradient
-// and AdamW entry points, and compares them with the models of SPEC.md
+// and AdamW entry points, and compares them with the models of docs/models.md
 // written in libtorch (Reference.cpp; float64 autograd, torch::optim::AdamW).
 //
 //===----------------------------------------------------------------------===//

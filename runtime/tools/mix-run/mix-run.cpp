@@ -51,7 +51,7 @@ static CommandSpec gradSpec() {
       kTool,
       "grad",
       "Computes the loss and the gradient of every parameter on one batch "
-      "(SPEC\nsection 8) and writes loss, ce, aux and grad.<name>. Under "
+      "(docs/models.md\n§8) and writes loss, ce, aux and grad.<name>. Under "
       "mpirun -np R the\nbatch holds R times the package's rows, each rank "
       "takes its share and the\nresults are averaged (docs/training.md).",
       {packageArgument()},
@@ -66,7 +66,7 @@ static CommandSpec trainSpec() {
       kTool,
       "train",
       "Trains the package on DIR/train.txt, evaluating on DIR/val.txt "
-      "(SPEC section 7):\nwarm-up and cosine learning rate, gradient "
+      "(docs/models.md §7):\nwarm-up and cosine learning rate, gradient "
       "clipping, AdamW, checkpoints in\nRUN_DIR/checkpoint.safetensors, "
       "one JSON object a step in RUN_DIR/metrics.jsonl,\nand the loss "
       "curves in RUN_DIR/loss.png. SIGINT or SIGTERM stops the run\nafter "
@@ -255,8 +255,8 @@ static int runGrad(const ParsedArgs &args) {
       checkParams(manifest, params, paramsPath);
   TensorFile batchFile = readSafetensors(batchPath);
   // Under D data-parallel ranks the batch holds D times the package's
-  // rows; each rank takes its share and the results are averaged (SPEC
-  // section 7). The stream ranks of a stream-sharded package share their
+  // rows; each rank takes its share and the results are averaged (docs/models.md
+  // §7). The stream ranks of a stream-sharded package share their
   // data rank's rows.
   RankGrid grid =
       makeRankGrid(*ranks, manifest.streamShards, manifest.packagePath);

@@ -10,7 +10,7 @@
 
 include "mlir/IR/EnumAttr.td"
 
-def Mix_GatingKind : I32EnumAttr<"GatingKind", "cMoLLM gating variant (SPEC §3)", [
+def Mix_GatingKind : I32EnumAttr<"GatingKind", "cMoLLM gating variant (docs/models.md §3)", [
     I32EnumAttrCase<"simple", 0>,
     I32EnumAttrCase<"context_aware", 1>,
     I32EnumAttrCase<"multi_head", 2>,

@@ -116,7 +116,7 @@ def Mix_EmbeddingOp : Mix_Op<"embedding", [Pure]> {
   let description = [{
     `result[b, s] = wte[tokens[b, s]] + wpe[s]` for tokens of shape `(B,S)`,
     `wte` of shape `(V,d)` and `wpe` of shape `(n_positions,d)` with
-    `S <= n_positions` (SPEC §2). Token ids outside `[0,V)` are undefined
+    `S <= n_positions` (docs/models.md §2). Token ids outside `[0,V)` are undefined
     behaviour here; the runtime rejects them before a step runs.
 
     Example:
@@ -137,7 +137,7 @@ def Mix_LayerNormOp : Mix_Op<"layer_norm", [Pure]> {
   let summary = "layer normalisation of the last dimension";
   let description = [{
     `(x - mean) / sqrt(var + eps) * weight + bias` over the last dimension,
-    with the biased variance (SPEC §2). `weight` and `bias` have the shape of
+    with the biased variance (docs/models.md §2). `weight` and `bias` have the shape of
     the last dimension; `eps` must be positive.
 
     Example:
@@ -158,11 +158,11 @@ def Mix_AttentionOp : Mix_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   let summary = "causal multi-head self-attention, with optional prefixes";
   let description = [{
     Takes the fused projection `qkv` of shape `(B,S,3d)` (q, k, v in that
-    order, SPEC §2), splits each into `heads` heads of `dh = d/heads`, and
+    order, docs/models.md §2), splits each into `heads` heads of `dh = d/heads`, and
     returns `merge_heads(softmax(q k^T / sqrt(dh) + causal_mask) v)` of shape
     `(B,S,d)`.
 
-    With `prefix(%k, %v)` (ParaScale, SPEC §4) the batch is stream-major,
+    With `prefix(%k, %v)` (ParaScale, docs/models.md §4) the batch is stream-major,
     `B = P * B0`, and the prefixes have shape `(P,heads,T_p,dh)`: row
     `p * B0 + b` attends to the `T_p` prefix positions of stream `p` as well as
     to the causal real positions.
@@ -190,7 +190,7 @@ def Mix_PrefixMeanOp : Mix_Op<"prefix_mean", [Pure, SameOperandsAndResultType]> 
   let description = [{
     `result[b, s] = mean_{t <= s} input[b, t]` for an input of shape
     `(B,S,d)`: the pooled context of cMoLLM's `context_aware` and `adaptive`
-    gates (SPEC §3), which sees no future position.
+    gates (docs/models.md §3), which sees no future position.
 
     Example:
     ```mlir
@@ -230,7 +230,7 @@ def Mix_CrossEntropyOp : Mix_Op<"cross_entropy", [Pure]> {
 def Mix_GateOp : Mix_Op<"gate", [Pure, AttrSizedOperandSegments]> {
   let summary = "routing weights over N streams from token features";
   let description = [{
-    Produces the routing weights `g` of cMoLLM (SPEC §3) from token features
+    Produces the routing weights `g` of cMoLLM (docs/models.md §3) from token features
     `input` of shape `(B,S,d)`. The gating `kind` decides the operands:
 
     | kind | operands | result |
@@ -417,7 +417,7 @@ def Mix_BalanceLossOp : Mix_Op<"balance_loss", [Pure]> {
   let description = [{
     For routing weights of shape `(B,S,N)` or `(B,S,H,N)`: per sequence b,
     `p_k = mean over s (and heads) of g_k`, and the result is
-    `mean_b (alpha * N * sum_k p_k^2)` (SPEC §3), a scalar. It is
+    `mean_b (alpha * N * sum_k p_k^2)` (docs/models.md §3), a scalar. It is
     `alpha` exactly when every sequence spreads its weight evenly.
 
     Example:
@@ -441,7 +441,7 @@ def Mix_ReplicateStreamsOp : Mix_Op<"replicate_streams", [Pure]> {
   let summary = "replicate a batch into P stream-major copies";
   let description = [{
     For an input of shape `(B, ...)`, the result of shape `(P*B, ...)` holds
-    stream p's copy of row b at row `p*B + b` (SPEC §4). ParaScale uses it
+    stream p's copy of row b at row `p*B + b` (docs/models.md §4). ParaScale uses it
     for its P streams; AltUp for its K blocks.
 
     Example:
@@ -484,7 +484,7 @@ def Mix_MeanStreamsOp : Mix_Op<"mean_streams", [Pure]> {
   let summary = "the mean of the streams of a stream-major batch";
   let description = [{
     `result[b] = mean_p input[p*B + b]` for an input of shape `(P*B, ...)`:
-    AltUp's final `mean_i y_i` (SPEC §5).
+    AltUp's final `mean_i y_i` (docs/models.md §5).
 
     Example:
     ```mlir
@@ -507,7 +507,7 @@ def Mix_AggregateStreamsOp : Mix_Op<"aggregate_streams", [Pure]> {
     `cat = [z^0 | ... | z^(P-1)]` of shape `(B,S,P*d)`, the weights
     `w = softmax_P(silu(cat fc1^T + b1) fc2^T + b2)` smoothed to
     `(1 - smoothing) w + smoothing / P`, and returns `sum_p w_p z^p` of
-    shape `(B,S,d)` (SPEC §4). `fc1` is `(d, P*d)`, `fc2` is `(P, d)`.
+    shape `(B,S,d)` (docs/models.md §4). `fc1` is `(d, P*d)`, `fc2` is `(P, d)`.
 
     Example:
     ```mlir
@@ -535,7 +535,7 @@ def Mix_AltUpPredictOp : Mix_Op<"altup_predict", [Pure]> {
   let description = [{
     For K blocks stored stream-major, `input` of shape `(K*B,S,d)`, and a
     `predict` matrix `(K,K)`, returns the predicted blocks
-    `xhat_i = sum_q predict[i,q] x_q` in the same layout (SPEC §5).
+    `xhat_i = sum_q predict[i,q] x_q` in the same layout (docs/models.md §5).
 
     Example:
     ```mlir
@@ -556,7 +556,7 @@ def Mix_AltUpCorrectOp : Mix_Op<"altup_correct", [Pure]> {
     Given the predicted blocks `xhat` `(K*B,S,d)`, the output `computed`
     `(B,S,d)` of the transformer block on the active block `active = j`, and
     the per-block coefficients `correct` `(K)`, returns
-    `y_i = xhat_i + correct_i * (computed - xhat_j)` (SPEC §5).
+    `y_i = xhat_i + correct_i * (computed - xhat_j)` (docs/models.md §5).
 
     Example:
     ```mlir
