@@ -1,6 +1,6 @@
 // RUN: mix-opt %s --split-input-file --mix-decompose | FileCheck %s
 
-// mix-decompose on the gated-stream mixing ops (DecomposeMixing.cpp): the
+// mix-decompose on the gated-stream mixing ops (MixDecomposeMixing.cpp): the
 // four gates, the dynamic convolution in each mixing order, mixtures
 // (stacked and region experts) and the balance loss. Shapes: B = 2, S = 3
 // (T = 6 tokens), d = 4, N = 2 streams (3 for the gates and per-head

@@ -1,7 +1,7 @@
 // RUN: mix-opt %s --split-input-file --mix-decompose | FileCheck %s
 
 // mix-decompose on ParaScale's and AltUp's stream ops
-// (DecomposeStreams.cpp). Batches are stream-major: stream p's row b is row
+// (MixDecomposeStreams.cpp). Batches are stream-major: stream p's row b is row
 // p * B + b. Here B = 2, S = 3, d = 4 (5 for the aggregation) and P = K = 3
 // streams (2 for the aggregation), so that P and B differ in every type.
 

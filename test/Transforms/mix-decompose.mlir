@@ -1,6 +1,6 @@
 // RUN: mix-opt %s --split-input-file --mix-decompose | FileCheck %s
 
-// mix-decompose on the GPT-2 backbone's model-level ops (DecomposeNN.cpp):
+// mix-decompose on the GPT-2 backbone's model-level ops (MixDecomposeNN.cpp):
 // each becomes the primitive ops of its definition (docs/dialect.md, the
 // op's description in MixOps.td), wired as the formula says. The gated
 // mixing ops are in mix-decompose-mixing.mlir, the stream ops in

@@ -98,6 +98,12 @@ def MixDecomposePass : Pass<"mix-decompose"> {
     (in their chosen mixing order), the balance loss and the stream ops by
     primitive mix ops (matmul, elementwise, reductions, reshapes, gather,
     cumsum, ...). Autodiff and the lowering to linalg work on this form.
+    What each op becomes is its own `DecomposableOpInterface`; the pass
+    applies it with the greedy driver (a region mixture's cloned experts are
+    decomposed in turn) and turns the frontend's one-dimension
+    `tensor.extract_slice`, `tensor.expand_shape` and
+    `tensor.collapse_shape` into `mix.slice` and `mix.reshape`. It neither
+    folds nor simplifies: the canonicalizer after it does.
   }];
   let dependentDialects = ["::mlir::mix::MixDialect",
                            "::mlir::arith::ArithDialect"];

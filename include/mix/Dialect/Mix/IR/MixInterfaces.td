@@ -37,4 +37,28 @@ def Mix_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
 defvar Mix_Differentiable =
     DeclareOpInterfaceMethods<Mix_DifferentiableOpInterface>;
 
+def Mix_DecomposableOpInterface : OpInterface<"DecomposableOpInterface"> {
+  let description = [{
+    A model-level op that has an equivalent in smaller mix ops, in the style
+    of `linalg::AggregatedOpInterface`: `decomposeOperation` emits the op's
+    computation at the builder's insertion point and returns the values that
+    replace its results. It fails, having created nothing, when this instance
+    has no decomposition. mix-decompose applies it under the greedy driver
+    until only primitives remain; a decomposition may emit other
+    decomposable ops (a region mixture's cloned experts), which are then
+    decomposed in turn.
+  }];
+  let cppNamespace = "::mlir::mix";
+  let methods = [
+    InterfaceMethod<
+      "Emits the op as smaller mix ops; returns its results' replacements.",
+      "::mlir::FailureOr<::llvm::SmallVector<::mlir::Value>>",
+      "decomposeOperation", (ins "::mlir::OpBuilder &":$builder)>
+  ];
+}
+
+/// The trait list entry of a decomposable op.
+defvar Mix_Decomposable =
+    DeclareOpInterfaceMethods<Mix_DecomposableOpInterface>;
+
 #endif // MIX_DIALECT_MIX_IR_MIXINTERFACES_TD

@@ -80,17 +80,19 @@ class Mix_UnaryOp<string mnemonic, string formula, list<Trait> traits = []>
 }
 
 def Mix_GeluOp : Mix_UnaryOp<"gelu",
-    "0.5 u (1 + tanh(sqrt(2/pi) (u + 0.044715 u^3)))">;
-def Mix_ReluOp : Mix_UnaryOp<"relu", "max(u, 0)">;
-def Mix_SigmoidOp : Mix_UnaryOp<"sigmoid", "1 / (1 + exp(-u))">;
+    "0.5 u (1 + tanh(sqrt(2/pi) (u + 0.044715 u^3)))",
+    [Mix_Decomposable]>;
+def Mix_ReluOp : Mix_UnaryOp<"relu", "max(u, 0)", [Mix_Decomposable]>;
+def Mix_SigmoidOp : Mix_UnaryOp<"sigmoid", "1 / (1 + exp(-u))",
+                                 [Mix_Decomposable]>;
 def Mix_TanhOp : Mix_UnaryOp<"tanh", "tanh(u)", [Mix_Differentiable]>;
-def Mix_SiluOp : Mix_UnaryOp<"silu", "u * sigmoid(u)">;
+def Mix_SiluOp : Mix_UnaryOp<"silu", "u * sigmoid(u)", [Mix_Decomposable]>;
 
 //===----------------------------------------------------------------------===//
 // Model-level ops
 //===----------------------------------------------------------------------===//
 
-def Mix_LinearOp : Mix_Op<"linear", [Pure]> {
+def Mix_LinearOp : Mix_Op<"linear", [Mix_Decomposable, Pure]> {
   let summary = "affine map of the last dimension: x W^T + b";
   let description = [{
     `torch.nn.Linear`: `result[..., o] = sum_i input[..., i] weight[o, i] +
@@ -111,7 +113,7 @@ def Mix_LinearOp : Mix_Op<"linear", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Mix_EmbeddingOp : Mix_Op<"embedding", [Pure]> {
+def Mix_EmbeddingOp : Mix_Op<"embedding", [Mix_Decomposable, Pure]> {
   let summary = "token plus position embedding";
   let description = [{
     `result[b, s] = wte[tokens[b, s]] + wpe[s]` for tokens of shape `(B,S)`,
@@ -133,7 +135,7 @@ def Mix_EmbeddingOp : Mix_Op<"embedding", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Mix_LayerNormOp : Mix_Op<"layer_norm", [Pure]> {
+def Mix_LayerNormOp : Mix_Op<"layer_norm", [Mix_Decomposable, Pure]> {
   let summary = "layer normalisation of the last dimension";
   let description = [{
     `(x - mean) / sqrt(var + eps) * weight + bias` over the last dimension,
@@ -154,7 +156,8 @@ def Mix_LayerNormOp : Mix_Op<"layer_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Mix_AttentionOp : Mix_Op<"attention", [Pure, AttrSizedOperandSegments]> {
+def Mix_AttentionOp : Mix_Op<"attention", [
+    Mix_Decomposable, Pure, AttrSizedOperandSegments]> {
   let summary = "causal multi-head self-attention, with optional prefixes";
   let description = [{
     Takes the fused projection `qkv` of shape `(B,S,3d)` (q, k, v in that
@@ -185,7 +188,8 @@ def Mix_AttentionOp : Mix_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
-def Mix_PrefixMeanOp : Mix_Op<"prefix_mean", [Pure, SameOperandsAndResultType]> {
+def Mix_PrefixMeanOp : Mix_Op<"prefix_mean", [
+    Mix_Decomposable, Pure, SameOperandsAndResultType]> {
   let summary = "causal prefix mean along the sequence";
   let description = [{
     `result[b, s] = mean_{t <= s} input[b, t]` for an input of shape
@@ -203,7 +207,7 @@ def Mix_PrefixMeanOp : Mix_Op<"prefix_mean", [Pure, SameOperandsAndResultType]> 
   let hasVerifier = 1;
 }
 
-def Mix_CrossEntropyOp : Mix_Op<"cross_entropy", [Pure]> {
+def Mix_CrossEntropyOp : Mix_Op<"cross_entropy", [Mix_Decomposable, Pure]> {
   let summary = "mean token cross-entropy";
   let description = [{
     `mean_{b,s} (logsumexp(logits[b,s]) - logits[b,s,targets[b,s]])` for
@@ -227,7 +231,8 @@ def Mix_CrossEntropyOp : Mix_Op<"cross_entropy", [Pure]> {
 // Gated-stream mixing (cMoLLM)
 //===----------------------------------------------------------------------===//
 
-def Mix_GateOp : Mix_Op<"gate", [Pure, AttrSizedOperandSegments]> {
+def Mix_GateOp : Mix_Op<"gate", [
+    Mix_Decomposable, Pure, AttrSizedOperandSegments]> {
   let summary = "routing weights over N streams from token features";
   let description = [{
     Produces the routing weights `g` of cMoLLM (docs/models.md §3) from token features
@@ -286,7 +291,7 @@ def Mix_GateOp : Mix_Op<"gate", [Pure, AttrSizedOperandSegments]> {
 }
 
 def Mix_MixtureOp : Mix_Op<"mixture", [
-    RecursiveMemoryEffects, AttrSizedOperandSegments]> {
+    Mix_Decomposable, RecursiveMemoryEffects, AttrSizedOperandSegments]> {
   let summary = "mixture of experts: sum_k g_k E_k(x)";
   let description = [{
     The MoE form of a gated-stream layer: `result = sum_k g_k E_k(input)`
@@ -370,7 +375,8 @@ def Mix_YieldOp : Mix_Op<"yield", [Pure, Terminator, ReturnLike,
   let assemblyFormat = "$value attr-dict `:` type($value)";
 }
 
-def Mix_DynamicConvOp : Mix_Op<"dynamic_conv", [Pure, AttrSizedOperandSegments]> {
+def Mix_DynamicConvOp : Mix_Op<"dynamic_conv", [
+    Mix_Decomposable, Pure, AttrSizedOperandSegments]> {
   let summary = "dynamic 1x1 convolution: x (sum_k g_k K_k)^T + sum_k g_k b_k";
   let description = [{
     The convolution form of a mixture of linear experts (Theorem 4.1): the
@@ -412,7 +418,7 @@ def Mix_DynamicConvOp : Mix_Op<"dynamic_conv", [Pure, AttrSizedOperandSegments]>
   let hasCanonicalizer = 1;
 }
 
-def Mix_BalanceLossOp : Mix_Op<"balance_loss", [Pure]> {
+def Mix_BalanceLossOp : Mix_Op<"balance_loss", [Mix_Decomposable, Pure]> {
   let summary = "cMoLLM load-balancing loss of one layer";
   let description = [{
     For routing weights of shape `(B,S,N)` or `(B,S,H,N)`: per sequence b,
@@ -437,7 +443,8 @@ def Mix_BalanceLossOp : Mix_Op<"balance_loss", [Pure]> {
 // Streams (ParaScale) and alternating updates (AltUp)
 //===----------------------------------------------------------------------===//
 
-def Mix_ReplicateStreamsOp : Mix_Op<"replicate_streams", [Pure]> {
+def Mix_ReplicateStreamsOp : Mix_Op<"replicate_streams", [
+    Mix_Decomposable, Pure]> {
   let summary = "replicate a batch into P stream-major copies";
   let description = [{
     For an input of shape `(B, ...)`, the result of shape `(P*B, ...)` holds
@@ -459,7 +466,7 @@ def Mix_ReplicateStreamsOp : Mix_Op<"replicate_streams", [Pure]> {
   let hasFolder = 1;
 }
 
-def Mix_SelectStreamOp : Mix_Op<"select_stream", [Pure]> {
+def Mix_SelectStreamOp : Mix_Op<"select_stream", [Mix_Decomposable, Pure]> {
   let summary = "one stream of a stream-major batch";
   let description = [{
     Rows `[index*B, (index+1)*B)` of an input of shape `(P*B, ...)`:
@@ -480,7 +487,7 @@ def Mix_SelectStreamOp : Mix_Op<"select_stream", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Mix_MeanStreamsOp : Mix_Op<"mean_streams", [Pure]> {
+def Mix_MeanStreamsOp : Mix_Op<"mean_streams", [Mix_Decomposable, Pure]> {
   let summary = "the mean of the streams of a stream-major batch";
   let description = [{
     `result[b] = mean_p input[p*B + b]` for an input of shape `(P*B, ...)`:
@@ -500,7 +507,8 @@ def Mix_MeanStreamsOp : Mix_Op<"mean_streams", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Mix_AggregateStreamsOp : Mix_Op<"aggregate_streams", [Pure]> {
+def Mix_AggregateStreamsOp : Mix_Op<"aggregate_streams", [
+    Mix_Decomposable, Pure]> {
   let summary = "ParaScale's learned aggregation of P streams";
   let description = [{
     For stream outputs of shape `(P*B,S,d)` (stream-major), forms
@@ -530,7 +538,7 @@ def Mix_AggregateStreamsOp : Mix_Op<"aggregate_streams", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Mix_AltUpPredictOp : Mix_Op<"altup_predict", [Pure]> {
+def Mix_AltUpPredictOp : Mix_Op<"altup_predict", [Mix_Decomposable, Pure]> {
   let summary = "AltUp prediction: xhat_i = sum_q predict[i,q] x_q";
   let description = [{
     For K blocks stored stream-major, `input` of shape `(K*B,S,d)`, and a
@@ -550,7 +558,7 @@ def Mix_AltUpPredictOp : Mix_Op<"altup_predict", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Mix_AltUpCorrectOp : Mix_Op<"altup_correct", [Pure]> {
+def Mix_AltUpCorrectOp : Mix_Op<"altup_correct", [Mix_Decomposable, Pure]> {
   let summary = "AltUp correction: y_i = xhat_i + correct_i (xtil - xhat_j)";
   let description = [{
     Given the predicted blocks `xhat` `(K*B,S,d)`, the output `computed`

@@ -1,4 +1,4 @@
-//===- DecomposeStreams.cpp - ParaScale and AltUp streams as primitives ---===//
+//===- MixDecomposeStreams.cpp - ParaScale and AltUp streams as primitives ===//
 //
 // Stream replication, selection, averaging and ParaScale's learned
 // aggregation, and AltUp's predict and correct steps, on stream-major
@@ -6,14 +6,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Decompositions.h"
+#include "mix/Dialect/Mix/IR/MixOps.h"
+#include "mix/Dialect/Mix/IR/PrimitiveBuilder.h"
 
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::mix;
 
 using Results = FailureOr<SmallVector<Value>>;
+
+static Results one(Value v) { return SmallVector<Value>{v}; }
 
 /// (P*B, rest...) viewed as (P, B, rest...).
 static Value splitStreams(PrimitiveBuilder &pb, Value x, int64_t streams) {
@@ -88,19 +90,37 @@ static Value correct(PrimitiveBuilder &pb, AltUpCorrectOp op) {
   return pb.reshape(y, pb.shape(xhat));
 }
 
-Results mlir::mix::decomposeStreams(PrimitiveBuilder &pb, Operation *op) {
-  auto one = [](Value v) -> Results { return SmallVector<Value>{v}; };
-  return llvm::TypeSwitch<Operation *, Results>(op)
-      .Case([&](ReplicateStreamsOp r) { return one(replicate(pb, r)); })
-      .Case([&](SelectStreamOp s) {
-        int64_t b = pb.shape(s.getResult())[0];
-        return one(pb.slice(s.getInput(), 0, s.getIndex() * b, b));
-      })
-      .Case([&](MeanStreamsOp m) {
-        return one(meanStreams(pb, m.getInput(), m.getStreams()));
-      })
-      .Case([&](AggregateStreamsOp a) { return one(aggregate(pb, a)); })
-      .Case([&](AltUpPredictOp p) { return one(predict(pb, p)); })
-      .Case([&](AltUpCorrectOp c) { return one(correct(pb, c)); })
-      .Default([](Operation *) -> Results { return failure(); });
+//===----------------------------------------------------------------------===//
+// DecomposableOpInterface
+//===----------------------------------------------------------------------===//
+
+Results ReplicateStreamsOp::decomposeOperation(OpBuilder &b) {
+  PrimitiveBuilder pb(b, getLoc());
+  return one(replicate(pb, *this));
+}
+
+Results SelectStreamOp::decomposeOperation(OpBuilder &b) {
+  PrimitiveBuilder pb(b, getLoc());
+  int64_t rows = pb.shape(getResult())[0];
+  return one(pb.slice(getInput(), 0, getIndex() * rows, rows));
+}
+
+Results MeanStreamsOp::decomposeOperation(OpBuilder &b) {
+  PrimitiveBuilder pb(b, getLoc());
+  return one(meanStreams(pb, getInput(), getStreams()));
+}
+
+Results AggregateStreamsOp::decomposeOperation(OpBuilder &b) {
+  PrimitiveBuilder pb(b, getLoc());
+  return one(aggregate(pb, *this));
+}
+
+Results AltUpPredictOp::decomposeOperation(OpBuilder &b) {
+  PrimitiveBuilder pb(b, getLoc());
+  return one(predict(pb, *this));
+}
+
+Results AltUpCorrectOp::decomposeOperation(OpBuilder &b) {
+  PrimitiveBuilder pb(b, getLoc());
+  return one(correct(pb, *this));
 }

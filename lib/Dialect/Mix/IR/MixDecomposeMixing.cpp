@@ -1,20 +1,22 @@
-//===- DecomposeMixing.cpp - Gated-stream mixing as primitives ------------===//
+//===- MixDecomposeMixing.cpp - Gated-stream mixing as primitives ---------===//
 //
 // Gates of every kind, the dynamic convolution in its chosen mixing order,
 // mixtures (stacked and region experts) and the balance loss.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Decompositions.h"
+#include "mix/Dialect/Mix/IR/MixOps.h"
+#include "mix/Dialect/Mix/IR/PrimitiveBuilder.h"
 
 #include "mlir/IR/IRMapping.h"
 
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::mix;
 
 using Results = FailureOr<SmallVector<Value>>;
+
+static Results one(Value v) { return SmallVector<Value>{v}; }
 
 static int64_t product(ArrayRef<int64_t> s) {
   int64_t n = 1;
@@ -61,9 +63,11 @@ static Value gate(PrimitiveBuilder &pb, GateOp op) {
   return pb.softmax(logits);
 }
 
-Value mlir::mix::emitDynamicConv(PrimitiveBuilder &pb, Value x, Value g,
-                                 Value kernels, Value bias, Value sharedBias,
-                                 bool mixThenApply) {
+/// The dynamic convolution x (sum_k g_k K_k)^T + sum_k g_k b_k (+ c) in the
+/// given mixing order; shared by mix.dynamic_conv and stacked mix.mixture.
+static Value emitDynamicConv(PrimitiveBuilder &pb, Value x, Value g,
+                             Value kernels, Value bias, Value sharedBias,
+                             bool mixThenApply) {
   ArrayRef<int64_t> sx = pb.shape(x), sk = pb.shape(kernels);
   SmallVector<int64_t> lead(sx.drop_back());
   int64_t n = sk[0], f = sk[1], d = sk[2], tokens = product(lead);
@@ -206,17 +210,28 @@ static Value balanceLoss(PrimitiveBuilder &pb, BalanceLossOp op) {
                   alpha * static_cast<double>(n) / static_cast<double>(batch));
 }
 
-Results mlir::mix::decomposeMixing(PrimitiveBuilder &pb, Operation *op) {
-  auto one = [](Value v) -> Results { return SmallVector<Value>{v}; };
-  return llvm::TypeSwitch<Operation *, Results>(op)
-      .Case([&](GateOp g) { return one(gate(pb, g)); })
-      .Case([&](DynamicConvOp c) {
-        bool mta = c.getOrder() == MixingOrder::mix_then_apply;
-        return one(emitDynamicConv(pb, c.getInput(), c.getGate(),
-                                   c.getKernels(), c.getBias(),
-                                   c.getSharedBias(), mta));
-      })
-      .Case([&](MixtureOp m) { return one(mixture(pb, m)); })
-      .Case([&](BalanceLossOp b) { return one(balanceLoss(pb, b)); })
-      .Default([](Operation *) -> Results { return failure(); });
+//===----------------------------------------------------------------------===//
+// DecomposableOpInterface
+//===----------------------------------------------------------------------===//
+
+Results GateOp::decomposeOperation(OpBuilder &b) {
+  PrimitiveBuilder pb(b, getLoc());
+  return one(gate(pb, *this));
+}
+
+Results DynamicConvOp::decomposeOperation(OpBuilder &b) {
+  PrimitiveBuilder pb(b, getLoc());
+  return one(emitDynamicConv(pb, getInput(), getGate(), getKernels(), getBias(),
+                      getSharedBias(),
+                      getOrder() == MixingOrder::mix_then_apply));
+}
+
+Results MixtureOp::decomposeOperation(OpBuilder &b) {
+  PrimitiveBuilder pb(b, getLoc());
+  return one(mixture(pb, *this));
+}
+
+Results BalanceLossOp::decomposeOperation(OpBuilder &b) {
+  PrimitiveBuilder pb(b, getLoc());
+  return one(balanceLoss(pb, *this));
 }

@@ -1,16 +1,15 @@
-//===- DecomposeNN.cpp - The GPT-2 backbone as primitives -----------------===//
+//===- MixDecomposeNN.cpp - The GPT-2 backbone as primitives --------------===//
 //
 // Linear, layer norm, activations, embedding, causal attention (with
 // ParaScale prefixes), the causal prefix mean and cross-entropy.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Decompositions.h"
+#include "mix/Dialect/Mix/IR/MixOps.h"
+#include "mix/Dialect/Mix/IR/PrimitiveBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
-#include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
 
@@ -18,6 +17,8 @@ using namespace mlir;
 using namespace mlir::mix;
 
 using Results = FailureOr<SmallVector<Value>>;
+
+static Results one(Value v) { return SmallVector<Value>{v}; }
 
 static Value attention(PrimitiveBuilder &pb, AttentionOp op) {
   Value qkv = op.getQkv();
@@ -86,63 +87,57 @@ static Value embedding(PrimitiveBuilder &pb, EmbeddingOp op) {
   return pb.add(x, pos);
 }
 
-/// tensor.extract_slice of one dimension, as the frontend emits it.
-static FailureOr<Value> extractSlice(PrimitiveBuilder &pb,
-                                     tensor::ExtractSliceOp op) {
-  if (!op.hasUnitStride() || !op.getType().hasStaticShape() ||
-      !op.getSourceType().hasStaticShape() ||
-      op.getType().getRank() != op.getSourceType().getRank())
-    return failure();
-  int64_t dim = -1, offset = 0;
-  for (int64_t i = 0, e = op.getType().getRank(); i < e; ++i) {
-    int64_t off = op.getStaticOffsets()[i];
-    if (off == ShapedType::kDynamic)
-      return failure();
-    if (op.getType().getDimSize(i) == op.getSourceType().getDimSize(i) &&
-        off == 0)
-      continue;
-    if (dim != -1)
-      return failure();
-    dim = i;
-    offset = off;
-  }
-  if (dim == -1)
-    return op.getSource();
-  return pb.slice(op.getSource(), dim, offset, op.getType().getDimSize(dim));
+//===----------------------------------------------------------------------===//
+// DecomposableOpInterface
+//===----------------------------------------------------------------------===//
+
+Results LinearOp::decomposeOperation(OpBuilder &b) {
+  PrimitiveBuilder pb(b, getLoc());
+  return one(pb.linear(getInput(), getWeight(), getBias()));
 }
 
-Results mlir::mix::decomposeNN(PrimitiveBuilder &pb, Operation *op) {
-  auto one = [](Value v) -> Results { return SmallVector<Value>{v}; };
-  return llvm::TypeSwitch<Operation *, Results>(op)
-      .Case([&](LinearOp l) {
-        return one(pb.linear(l.getInput(), l.getWeight(), l.getBias()));
-      })
-      .Case([&](LayerNormOp l) {
-        return one(pb.layerNorm(l.getInput(), l.getWeight(), l.getBias(),
-                                l.getEps().convertToDouble()));
-      })
-      .Case([&](GeluOp g) { return one(pb.gelu(g.getInput())); })
-      .Case([&](ReluOp r) {
-        Value x = r.getInput();
-        return one(pb.max(x, pb.scalar(pb.rank(x), 0.0)));
-      })
-      .Case([&](SigmoidOp s) { return one(pb.sigmoid(s.getInput())); })
-      .Case([&](SiluOp s) {
-        return one(pb.mul(s.getInput(), pb.sigmoid(s.getInput())));
-      })
-      .Case([&](AttentionOp a) { return one(attention(pb, a)); })
-      .Case([&](CrossEntropyOp c) { return one(crossEntropy(pb, c)); })
-      .Case([&](PrefixMeanOp p) { return one(prefixMean(pb, p)); })
-      .Case([&](EmbeddingOp e) { return one(embedding(pb, e)); })
-      .Case([&](tensor::ExtractSliceOp s) -> Results {
-        FailureOr<Value> v = extractSlice(pb, s);
-        if (failed(v))
-          return failure();
-        return one(*v);
-      })
-      .Case<tensor::ExpandShapeOp, tensor::CollapseShapeOp>([&](Operation *r) {
-        auto type = cast<RankedTensorType>(r->getResult(0).getType());
-        return one(pb.reshape(r->getOperand(0), type.getShape()));
-      })
-      .Default([](Operation *) -> Results { return failure(); });
+Results LayerNormOp::decomposeOperation(OpBuilder &b) {
+  PrimitiveBuilder pb(b, getLoc());
+  return one(pb.layerNorm(getInput(), getWeight(), getBias(),
+                          getEps().convertToDouble()));
+}
+
+Results GeluOp::decomposeOperation(OpBuilder &b) {
+  PrimitiveBuilder pb(b, getLoc());
+  return one(pb.gelu(getInput()));
+}
+
+Results ReluOp::decomposeOperation(OpBuilder &b) {
+  PrimitiveBuilder pb(b, getLoc());
+  return one(pb.max(getInput(), pb.scalar(pb.rank(getInput()), 0.0)));
+}
+
+Results SigmoidOp::decomposeOperation(OpBuilder &b) {
+  PrimitiveBuilder pb(b, getLoc());
+  return one(pb.sigmoid(getInput()));
+}
+
+Results SiluOp::decomposeOperation(OpBuilder &b) {
+  PrimitiveBuilder pb(b, getLoc());
+  return one(pb.mul(getInput(), pb.sigmoid(getInput())));
+}
+
+Results AttentionOp::decomposeOperation(OpBuilder &b) {
+  PrimitiveBuilder pb(b, getLoc());
+  return one(attention(pb, *this));
+}
+
+Results CrossEntropyOp::decomposeOperation(OpBuilder &b) {
+  PrimitiveBuilder pb(b, getLoc());
+  return one(crossEntropy(pb, *this));
+}
+
+Results PrefixMeanOp::decomposeOperation(OpBuilder &b) {
+  PrimitiveBuilder pb(b, getLoc());
+  return one(prefixMean(pb, *this));
+}
+
+Results EmbeddingOp::decomposeOperation(OpBuilder &b) {
+  PrimitiveBuilder pb(b, getLoc());
+  return one(embedding(pb, *this));
 }
