@@ -39,9 +39,9 @@ static Operation *findFirstUse(memref::AllocOp alloc) {
   return first;
 }
 
-void mlir::mix::allocateAtFirstUse(ModuleOp module) {
+void mlir::mix::allocateAtFirstUse(FunctionOpInterface function) {
   SmallVector<memref::AllocOp> allocs;
-  module.walk([&](memref::AllocOp alloc) {
+  function.walk([&](memref::AllocOp alloc) {
     if (alloc->getNumOperands() == 0)
       allocs.push_back(alloc);
   });

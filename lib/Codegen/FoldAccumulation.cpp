@@ -106,10 +106,10 @@ struct FoldAddIntoAccumulator : OpRewritePattern<linalg::GenericOp> {
 
 } // namespace
 
-LogicalResult mlir::mix::foldSumsIntoAccumulators(ModuleOp module) {
-  RewritePatternSet patterns(module.getContext());
-  patterns.add<FoldAddIntoAccumulator>(module.getContext());
-  return applyPatternsGreedily(module, std::move(patterns));
+LogicalResult mlir::mix::foldSumsIntoAccumulators(FunctionOpInterface function) {
+  RewritePatternSet patterns(function.getContext());
+  patterns.add<FoldAddIntoAccumulator>(function.getContext());
+  return applyPatternsGreedily(function, std::move(patterns));
 }
 
 namespace {

@@ -53,9 +53,9 @@ static Operation *findLastUse(memref::AllocOp alloc,
   return last;
 }
 
-void mlir::mix::freeAfterLastUse(ModuleOp module) {
+void mlir::mix::freeAfterLastUse(FunctionOpInterface function) {
   SmallVector<memref::DeallocOp> deallocs;
-  module.walk([&](memref::DeallocOp d) { deallocs.push_back(d); });
+  function.walk([&](memref::DeallocOp d) { deallocs.push_back(d); });
   for (memref::DeallocOp dealloc : deallocs) {
     auto alloc = dealloc.getMemref().getDefiningOp<memref::AllocOp>();
     if (!alloc || alloc->getBlock() != dealloc->getBlock())

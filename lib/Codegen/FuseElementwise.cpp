@@ -40,7 +40,7 @@ namespace mlir::mix {
 /// the backward as a tensor of its own; recomputing them costs a few
 /// arithmetic ops an element where storing cost a buffer and a round trip
 /// through memory.
-LogicalResult mlir::mix::fuseElementwiseOps(ModuleOp module) {
+LogicalResult mlir::mix::fuseElementwiseOps(FunctionOpInterface function) {
   auto allParallel = [](Operation *op) {
     auto generic = dyn_cast<linalg::GenericOp>(op);
     return generic && generic.getNumLoops() == generic.getNumParallelLoops();
@@ -73,7 +73,7 @@ LogicalResult mlir::mix::fuseElementwiseOps(ModuleOp module) {
                kMaxRecomputedOps &&
            llvm::all_of(producer->getUses(), readsOnce);
   };
-  RewritePatternSet patterns(module.getContext());
+  RewritePatternSet patterns(function.getContext());
   linalg::populateElementwiseOpsFusionPatterns(
       patterns, [&](OpOperand *operand) {
         Operation *producer = operand->get().getDefiningOp();
@@ -82,7 +82,7 @@ LogicalResult mlir::mix::fuseElementwiseOps(ModuleOp module) {
         return producer->hasOneUse() ||
                recomputable(producer, operand->getOwner());
       });
-  return applyPatternsGreedily(module, std::move(patterns));
+  return applyPatternsGreedily(function, std::move(patterns));
 }
 
 namespace {

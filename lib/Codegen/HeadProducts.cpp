@@ -224,9 +224,9 @@ bool HeadProduct::run() {
   return true;
 }
 
-void mlir::mix::foldHeadTransposesIntoProducts(ModuleOp module) {
+void mlir::mix::foldHeadTransposesIntoProducts(FunctionOpInterface function) {
   SmallVector<linalg::BatchMatmulOp> products;
-  module.walk([&](linalg::BatchMatmulOp op) { products.push_back(op); });
+  function.walk([&](linalg::BatchMatmulOp op) { products.push_back(op); });
   bool changed = false;
   for (linalg::BatchMatmulOp op : products)
     changed |= HeadProduct(op).run();
@@ -236,7 +236,7 @@ void mlir::mix::foldHeadTransposesIntoProducts(ModuleOp module) {
   // by dK): only once all are rewritten do its transpose and collapse go.
   // Users follow their operands, so one sweep from the end suffices.
   SmallVector<Operation *> views;
-  module.walk([&](Operation *op) {
+  function.walk([&](Operation *op) {
     if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::EmptyOp,
             linalg::TransposeOp, linalg::FillOp>(op) &&
         op->getNumResults() == 1)

@@ -249,9 +249,9 @@ static LogicalResult computeOnlySlice(tensor::ExtractSliceOp slice) {
   return success();
 }
 
-void mlir::mix::rematerialize(ModuleOp module) {
+void mlir::mix::rematerialize(FunctionOpInterface function) {
   SmallVector<Operation *> candidates;
-  module.walk([&](Operation *op) {
+  function.walk([&](Operation *op) {
     if (isCandidate(op))
       candidates.push_back(op);
   });
@@ -260,7 +260,7 @@ void mlir::mix::rematerialize(ModuleOp module) {
   // A copy read through one slice (a stream's part of the gate-scaled
   // input) computes only that slice.
   SmallVector<tensor::ExtractSliceOp> slices;
-  module.walk([&](tensor::ExtractSliceOp slice) { slices.push_back(slice); });
+  function.walk([&](tensor::ExtractSliceOp slice) { slices.push_back(slice); });
   for (tensor::ExtractSliceOp slice : slices)
     (void)computeOnlySlice(slice);
 }

@@ -97,10 +97,11 @@ static void reportPeak(func::FuncOp func, unsigned largest) {
   }
 }
 
-void mlir::mix::reportPeakMemory(ModuleOp module, unsigned largest) {
-  for (auto func : module.getOps<func::FuncOp>())
-    if (!func.isDeclaration())
-      reportPeak(func, largest);
+void mlir::mix::reportPeakMemory(FunctionOpInterface function,
+                                 unsigned largest) {
+  auto func = dyn_cast<func::FuncOp>(function.getOperation());
+  if (func && !func.isDeclaration())
+    reportPeak(func, largest);
 }
 
 namespace {

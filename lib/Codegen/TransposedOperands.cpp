@@ -188,9 +188,9 @@ static bool readInPlace(linalg::TransposeOp transpose) {
   return true;
 }
 
-void mlir::mix::readTransposedOperandsInPlace(ModuleOp module) {
+void mlir::mix::readTransposedOperandsInPlace(FunctionOpInterface function) {
   SmallVector<linalg::TransposeOp> transposes;
-  module.walk([&](linalg::TransposeOp t) { transposes.push_back(t); });
+  function.walk([&](linalg::TransposeOp t) { transposes.push_back(t); });
   for (linalg::TransposeOp t : transposes)
     readInPlace(t);
 }

@@ -83,11 +83,11 @@ static LogicalResult updateInPlace(func::FuncOp fn) {
   return fn.eraseResults(dropped);
 }
 
-LogicalResult mlir::mix::updateArgumentsInPlace(ModuleOp module) {
-  for (auto fn : module.getOps<func::FuncOp>())
-    if (failed(updateInPlace(fn)))
-      return failure();
-  return success();
+LogicalResult mlir::mix::updateArgumentsInPlace(FunctionOpInterface function) {
+  auto fn = dyn_cast<func::FuncOp>(function.getOperation());
+  if (!fn)
+    return success();
+  return updateInPlace(fn);
 }
 
 namespace {

@@ -92,15 +92,14 @@ static bool computeInTarget(func::FuncOp func, memref::CopyOp copy) {
   return true;
 }
 
-void mlir::mix::writeResultsInPlace(ModuleOp module) {
-  for (auto func : module.getOps<func::FuncOp>()) {
-    if (func.isDeclaration())
-      continue;
-    SmallVector<memref::CopyOp> copies;
-    func.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
-    for (memref::CopyOp copy : copies)
-      computeInTarget(func, copy);
-  }
+void mlir::mix::writeResultsInPlace(FunctionOpInterface function) {
+  auto func = dyn_cast<func::FuncOp>(function.getOperation());
+  if (!func || func.isDeclaration())
+    return;
+  SmallVector<memref::CopyOp> copies;
+  func.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
+  for (memref::CopyOp copy : copies)
+    computeInTarget(func, copy);
 }
 
 namespace {

@@ -20,6 +20,7 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -62,36 +63,46 @@ static void addUpstreamPasses(OpPassManager &pm, llvm::StringRef text) {
 // Training
 //===----------------------------------------------------------------------===//
 
+// Passes that see one function at a time run nested on each function, so
+// the pass manager runs them on the functions in parallel (diagnostics still
+// come in the functions' order). Passes that add or read symbols (autodiff,
+// AdamW, the runtime's declarations) run on the module.
+
 void mlir::mix::buildMixProvePipeline(OpPassManager &pm) {
-  pm.addPass(createMixProveDynamicConvPass());
-  pm.addPass(createMixMoEToDynamicConvPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createMixSelectMixingOrderPass());
+  OpPassManager &func = pm.nest<func::FuncOp>();
+  func.addPass(createMixProveDynamicConvPass());
+  func.addPass(createMixMoEToDynamicConvPass());
+  func.addPass(createCanonicalizerPass());
+  func.addPass(createMixSelectMixingOrderPass());
 }
 
 void mlir::mix::buildMixDecomposePipeline(OpPassManager &pm) {
-  pm.addPass(createMixDecomposePass());
-  pm.addPass(createCanonicalizerPass());
+  OpPassManager &func = pm.nest<func::FuncOp>();
+  func.addPass(createMixDecomposePass());
+  func.addPass(createCanonicalizerPass());
 }
 
 void mlir::mix::buildMixDifferentiatePipeline(OpPassManager &pm) {
   pm.addPass(createMixAutodiffPass());
   pm.addPass(createMixAppendAdamWPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  pm.addPass(createMixSimplifySoftmaxGradPass());
-  pm.addPass(createCSEPass());
-  pm.addPass(createMixCausalProductsPass());
+  OpPassManager &func = pm.nest<func::FuncOp>();
+  func.addPass(createCanonicalizerPass());
+  func.addPass(createCSEPass());
+  func.addPass(createMixSimplifySoftmaxGradPass());
+  func.addPass(createCSEPass());
+  func.addPass(createMixCausalProductsPass());
 }
 
 void mlir::mix::buildMixLowerToLinalgPipeline(
     OpPassManager &pm, const TrainingPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(createMixDropParameterAttrsPass());
+  // Declares the collectives' runtime functions in the module.
   pm.addPass(createConvertMixToLinalgPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
+  OpPassManager &func = pm.nest<func::FuncOp>();
+  func.addPass(createCanonicalizerPass());
+  func.addPass(createCSEPass());
   if (options.bf16Matmuls)
-    pm.addPass(createMixBF16MatmulsPass());
+    func.addPass(createMixBF16MatmulsPass());
 }
 
 void mlir::mix::buildMixTrainingPipeline(
@@ -111,11 +122,12 @@ std::vector<std::string> mlir::mix::getPackageEntryPoints() {
 }
 
 void mlir::mix::buildBufferizePipeline(OpPassManager &pm) {
-  pm.addPass(createMixFoldSumsIntoAccumulatorsPass());
-  pm.addPass(createMixHeadProductsPass());
-  pm.addPass(createMixFuseElementwisePass());
-  pm.addPass(createMixRematerializePass());
-  pm.addPass(createMixUpdateArgumentsInPlacePass());
+  OpPassManager &onTensors = pm.nest<func::FuncOp>();
+  onTensors.addPass(createMixFoldSumsIntoAccumulatorsPass());
+  onTensors.addPass(createMixHeadProductsPass());
+  onTensors.addPass(createMixFuseElementwisePass());
+  onTensors.addPass(createMixRematerializePass());
+  onTensors.addPass(createMixUpdateArgumentsInPlacePass());
   // Compute what is materialized in a destination (mix-update-arguments-
   // in-place) in that destination where the reads allow, bufferize with
   // identity layouts at function boundaries, turn results into
@@ -132,15 +144,16 @@ void mlir::mix::buildBufferizePipeline(OpPassManager &pm) {
                         "convert-bufferization-to-memref,"
                         "inline,"
                         "canonicalize");
-  pm.addPass(createMixTransposedOperandsPass());
+  OpPassManager &onBuffers = pm.nest<func::FuncOp>();
+  onBuffers.addPass(createMixTransposedOperandsPass());
   // After the transposes: bufferization may reuse a result's buffer for
   // earlier temporaries (transposed copies among them), which
   // mix-transposed-operands only turns into views while they are
   // allocations of their own.
-  pm.addPass(createMixWriteResultsInPlacePass());
-  pm.addPass(createMixAllocateAtFirstUsePass());
-  pm.addPass(createMixFreeAfterLastUsePass());
-  pm.addPass(createMixReportPeakMemoryPass());
+  onBuffers.addPass(createMixWriteResultsInPlacePass());
+  onBuffers.addPass(createMixAllocateAtFirstUsePass());
+  onBuffers.addPass(createMixFreeAfterLastUsePass());
+  onBuffers.addPass(createMixReportPeakMemoryPass());
   pm.addPass(createMixRecordEntrySignaturesPass());
 }
 

@@ -1,4 +1,4 @@
-// RUN: mix-opt %s --mix-allocate-at-first-use | FileCheck %s
+// RUN: mix-opt %s --pass-pipeline='builtin.module(func.func(mix-allocate-at-first-use))' | FileCheck %s
 
 // Bufferization leaves allocations where the (CSE'd) empty tensors were:
 // each moves to just before the first operation of its block that uses it,

@@ -1,4 +1,4 @@
-// RUN: mix-opt %s --mix-fold-sums-into-accumulators --split-input-file | FileCheck %s
+// RUN: mix-opt %s --pass-pipeline='builtin.module(func.func(mix-fold-sums-into-accumulators))' --split-input-file | FileCheck %s
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>

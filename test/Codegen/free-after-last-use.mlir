@@ -1,4 +1,4 @@
-// RUN: mix-opt %s --mix-free-after-last-use | FileCheck %s
+// RUN: mix-opt %s --pass-pipeline='builtin.module(func.func(mix-free-after-last-use))' | FileCheck %s
 
 // The deallocation pipeline frees at the end of the block; each buffer is
 // freed instead right after the block's last use of it or of a view of it,

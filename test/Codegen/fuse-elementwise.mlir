@@ -1,4 +1,4 @@
-// RUN: mix-opt %s --mix-fuse-elementwise --canonicalize | FileCheck %s
+// RUN: mix-opt %s --pass-pipeline='builtin.module(func.func(mix-fuse-elementwise,canonicalize))' | FileCheck %s
 
 #id = affine_map<(i, j) -> (i, j)>
 #row = affine_map<(i, j) -> (i)>

@@ -1,4 +1,4 @@
-// RUN: mix-opt %s --mix-head-products | FileCheck %s
+// RUN: mix-opt %s --pass-pipeline='builtin.module(func.func(mix-head-products))' | FileCheck %s
 
 // The attention's batched products read and write the (B, S, h, dh)
 // layout in place: the head transposes fold into a linalg.contract's

@@ -1,4 +1,4 @@
-// RUN: mix-opt %s --mix-report-peak-memory=largest=2 --split-input-file --verify-diagnostics
+// RUN: mix-opt %s --pass-pipeline='builtin.module(func.func(mix-report-peak-memory{largest=2}))' --split-input-file --verify-diagnostics
 
 // The peak is the most bytes live between allocations and the frees of the
 // function's block: 4 KiB + 1 KiB after %b, never 4 + 1 + 2 (%a is freed

@@ -1,4 +1,4 @@
-// RUN: mix-opt %s --mix-transposed-operands | FileCheck %s
+// RUN: mix-opt %s --pass-pipeline='builtin.module(func.func(mix-transposed-operands))' | FileCheck %s
 
 // A product whose operand is a transposed copy that nothing else reads
 // reads the transposed view of the copy's source instead; the copy and its

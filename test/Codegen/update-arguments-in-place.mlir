@@ -1,5 +1,5 @@
-// RUN: mix-opt %s --split-input-file --verify-diagnostics --mix-update-arguments-in-place | FileCheck %s
-// RUN: mix-opt %s --split-input-file --verify-diagnostics --mix-update-arguments-in-place --eliminate-empty-tensors --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --canonicalize | FileCheck %s --check-prefix=BUF
+// RUN: mix-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(func.func(mix-update-arguments-in-place))' | FileCheck %s
+// RUN: mix-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(func.func(mix-update-arguments-in-place),eliminate-empty-tensors,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize)' | FileCheck %s --check-prefix=BUF
 
 // AdamW's shape: m' = m + g and p' = p - m' replace m and p. The results
 // marked mix.updates become materializations into their arguments and

@@ -1,4 +1,4 @@
-// RUN: mix-opt %s --mix-write-results-in-place | FileCheck %s
+// RUN: mix-opt %s --pass-pipeline='builtin.module(func.func(mix-write-results-in-place))' | FileCheck %s
 
 // Results that buffer-results-to-out-params left as a copy at the end (an
 // allocation returned through a reshape, or not hoisted) are computed in

@@ -14,6 +14,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Support/Timing.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -50,13 +51,13 @@ FailureOr<SmallVector<MemRefType>> getEntrySignature(Operation *fn);
 /// On tensors: fuses elementwise producers into elementwise consumers, and
 /// recomputes a small elementwise producer in each of its users when they
 /// are all elementwise, so that it is never stored.
-LogicalResult fuseElementwiseOps(ModuleOp module);
+LogicalResult fuseElementwiseOps(FunctionOpInterface function);
 
 /// On tensors, before bufferization: each function result marked
 /// `mix.updates = i` is materialized in argument i's buffer and dropped
 /// from the results; that argument becomes writable, the function's other
 /// tensor arguments read-only. Fails on a malformed mark.
-LogicalResult updateArgumentsInPlace(ModuleOp module);
+LogicalResult updateArgumentsInPlace(FunctionOpInterface function);
 
 /// The most operations in the body of an elementwise op that is recomputed
 /// where it is used rather than stored (fuseElementwiseOps, rematerialize).
@@ -71,41 +72,41 @@ constexpr int64_t kMaxRecomputedReads = 2;
 
 /// On tensors: recomputes zero fills and broadcasting elementwise ops right
 /// before each of their users but the first (mix-rematerialize).
-void rematerialize(ModuleOp module);
+void rematerialize(FunctionOpInterface function);
 
 /// On tensors: a batched product whose operands are collapses of head
 /// transposes, or whose result is expanded and transposed, becomes a
 /// `linalg.contract` with two batch dimensions that reads and writes those
 /// layouts in place (mix-head-products).
-void foldHeadTransposesIntoProducts(ModuleOp module);
+void foldHeadTransposesIntoProducts(FunctionOpInterface function);
 
 /// On buffers, before freeAfterLastUse: a product whose operand is a
 /// transposed copy that nothing else reads reads the transposed view of
 /// the copy's source instead (the library calls take any strides).
-void readTransposedOperandsInPlace(ModuleOp module);
+void readTransposedOperandsInPlace(FunctionOpInterface function);
 
 /// On buffers: moves each `memref.dealloc` of a buffer allocated in the
 /// same block to just after the block's last use of the buffer or of any
 /// memref derived from it (the deallocation pipeline frees at the end of
 /// the block, which kept every buffer of a step until it returned).
-void freeAfterLastUse(ModuleOp module);
+void freeAfterLastUse(FunctionOpInterface function);
 
 /// On buffers: a result copied into its out-parameter at the end is
 /// computed in the out-parameter instead (mix-write-results-in-place).
-void writeResultsInPlace(ModuleOp module);
+void writeResultsInPlace(FunctionOpInterface function);
 
 /// On buffers: moves each `memref.alloc` without operands to just before
 /// the first operation of its block that uses it (mix-allocate-at-first-use).
-void allocateAtFirstUse(ModuleOp module);
+void allocateAtFirstUse(FunctionOpInterface function);
 
 /// On buffers: emits a remark on each allocating function with its peak of
 /// live buffer bytes and a note for each of the \p largest buffers live
 /// there (mix-report-peak-memory).
-void reportPeakMemory(ModuleOp module, unsigned largest = 8);
+void reportPeakMemory(FunctionOpInterface function, unsigned largest = 8);
 
 /// Rewrites `add(matmul(A, B), X)` on tensors, where the product accumulates
 /// into zeros and has no other use, into a product accumulating into X.
-LogicalResult foldSumsIntoAccumulators(ModuleOp module);
+LogicalResult foldSumsIntoAccumulators(FunctionOpInterface function);
 
 /// Replaces f32 linalg.matmul / linalg.batch_matmul on memrefs by calls of
 /// `<prefix>matmul` / `<prefix>batch_matmul` (C += A B, in the package's

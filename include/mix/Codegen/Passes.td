@@ -14,7 +14,8 @@
 include "mlir/Pass/PassBase.td"
 
 def MixFoldSumsIntoAccumulatorsPass
-    : Pass<"mix-fold-sums-into-accumulators", "::mlir::ModuleOp"> {
+    : InterfacePass<"mix-fold-sums-into-accumulators",
+                  "::mlir::FunctionOpInterface"> {
   let summary = "Add a sum into a matrix product's accumulator";
   let description = [{
     On tensors: an elementwise `linalg.generic` whose body is one `addf` of
@@ -40,7 +41,8 @@ def MixFoldSumsIntoAccumulatorsPass
 }
 
 def MixFuseElementwisePass
-    : Pass<"mix-fuse-elementwise", "::mlir::ModuleOp"> {
+    : InterfacePass<"mix-fuse-elementwise",
+                  "::mlir::FunctionOpInterface"> {
   let summary = "Fuse elementwise ops, recomputing small shared ones";
   let description = [{
     On tensors: an elementwise `linalg.generic` (all loops parallel) fuses
@@ -73,7 +75,8 @@ def MixFuseElementwisePass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
-def MixRematerializePass : Pass<"mix-rematerialize", "::mlir::ModuleOp"> {
+def MixRematerializePass : InterfacePass<"mix-rematerialize",
+                  "::mlir::FunctionOpInterface"> {
   let summary = "Recompute fills and broadcasts at each use, not store them";
   let description = [{
     On tensors, after `mix-fuse-elementwise`. Two kinds of value are cheaper
@@ -104,7 +107,8 @@ def MixRematerializePass : Pass<"mix-rematerialize", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
-def MixHeadProductsPass : Pass<"mix-head-products", "::mlir::ModuleOp"> {
+def MixHeadProductsPass : InterfacePass<"mix-head-products",
+                  "::mlir::FunctionOpInterface"> {
   let summary = "Attention products read and write the heads' layout in place";
   let description = [{
     On tensors. The attention's products lower to `linalg.batch_matmul`
@@ -143,7 +147,8 @@ def MixHeadProductsPass : Pass<"mix-head-products", "::mlir::ModuleOp"> {
 }
 
 def MixTransposedOperandsPass
-    : Pass<"mix-transposed-operands", "::mlir::ModuleOp"> {
+    : InterfacePass<"mix-transposed-operands",
+                  "::mlir::FunctionOpInterface"> {
   let summary = "Products read transposed operands as views, not copies";
   let description = [{
     On buffers. A transposed operand of a matrix product is lowered as a
@@ -162,7 +167,8 @@ def MixTransposedOperandsPass
 }
 
 def MixUpdateArgumentsInPlacePass
-    : Pass<"mix-update-arguments-in-place", "::mlir::ModuleOp"> {
+    : InterfacePass<"mix-update-arguments-in-place",
+                  "::mlir::FunctionOpInterface"> {
   let summary = "Write results marked mix.updates into their argument";
   let description = [{
     On tensors, before bufferization: a function result carrying
@@ -184,7 +190,8 @@ def MixUpdateArgumentsInPlacePass
 }
 
 def MixWriteResultsInPlacePass
-    : Pass<"mix-write-results-in-place", "::mlir::ModuleOp"> {
+    : InterfacePass<"mix-write-results-in-place",
+                  "::mlir::FunctionOpInterface"> {
   let summary = "Compute returned buffers in their out-parameters";
   let description = [{
     On buffers, after `buffer-results-to-out-params`, which replaces a
@@ -203,7 +210,8 @@ def MixWriteResultsInPlacePass
 }
 
 def MixAllocateAtFirstUsePass
-    : Pass<"mix-allocate-at-first-use", "::mlir::ModuleOp"> {
+    : InterfacePass<"mix-allocate-at-first-use",
+                  "::mlir::FunctionOpInterface"> {
   let summary = "Allocate each buffer just before its first use";
   let description = [{
     The mirror of `mix-free-after-last-use`. One-shot bufferization
@@ -219,7 +227,8 @@ def MixAllocateAtFirstUsePass
 }
 
 def MixFreeAfterLastUsePass
-    : Pass<"mix-free-after-last-use", "::mlir::ModuleOp"> {
+    : InterfacePass<"mix-free-after-last-use",
+                  "::mlir::FunctionOpInterface"> {
   let summary = "Free each buffer right after its last use";
   let description = [{
     MLIR's ownership-based buffer deallocation frees a block's buffers at
@@ -236,7 +245,8 @@ def MixFreeAfterLastUsePass
 }
 
 def MixReportPeakMemoryPass
-    : Pass<"mix-report-peak-memory", "::mlir::ModuleOp"> {
+    : InterfacePass<"mix-report-peak-memory",
+                  "::mlir::FunctionOpInterface"> {
   let summary = "Remark on each function's peak of live buffers";
   let description = [{
     On buffers, after `mix-free-after-last-use`: for each function that

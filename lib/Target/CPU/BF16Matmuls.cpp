@@ -114,31 +114,29 @@ bool isF32Product(linalg::LinalgOp op) {
 }
 } // namespace
 
-void mlir::mix::roundMatmulOperandsToBF16(ModuleOp module) {
-  module.walk([](func::FuncOp f) {
-    SmallVector<linalg::LinalgOp> products;
-    f.walk([&](linalg::LinalgOp op) {
-      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation()) &&
-          isF32Product(op))
-        products.push_back(op);
-    });
-    Rounder rounder;
-    for (linalg::LinalgOp op : products) {
-      SmallVector<Value> inputs;
-      for (OpOperand *input : op.getDpsInputOperands())
-        inputs.push_back(rounder.round(input->get()));
-      // A new op: a named op's body is typed by its operands' elements.
-      OpBuilder b(op);
-      ValueRange inits = op.getDpsInits();
-      Operation *product;
-      if (isa<linalg::MatmulOp>(op.getOperation()))
-        product = linalg::MatmulOp::create(b, op.getLoc(), inputs, inits);
-      else
-        product = linalg::BatchMatmulOp::create(b, op.getLoc(), inputs, inits);
-      op->replaceAllUsesWith(product->getResults());
-      op->erase();
-    }
+void mlir::mix::roundMatmulOperandsToBF16(FunctionOpInterface function) {
+  SmallVector<linalg::LinalgOp> products;
+  function.walk([&](linalg::LinalgOp op) {
+    if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation()) &&
+        isF32Product(op))
+      products.push_back(op);
   });
+  Rounder rounder;
+  for (linalg::LinalgOp op : products) {
+    SmallVector<Value> inputs;
+    for (OpOperand *input : op.getDpsInputOperands())
+      inputs.push_back(rounder.round(input->get()));
+    // A new op: a named op's body is typed by its operands' elements.
+    OpBuilder b(op);
+    ValueRange inits = op.getDpsInits();
+    Operation *product;
+    if (isa<linalg::MatmulOp>(op.getOperation()))
+      product = linalg::MatmulOp::create(b, op.getLoc(), inputs, inits);
+    else
+      product = linalg::BatchMatmulOp::create(b, op.getLoc(), inputs, inits);
+    op->replaceAllUsesWith(product->getResults());
+    op->erase();
+  }
 }
 
 namespace {

@@ -1,4 +1,4 @@
-// RUN: mix-opt %s --mix-bf16-matmuls --canonicalize | FileCheck %s
+// RUN: mix-opt %s --pass-pipeline='builtin.module(func.func(mix-bf16-matmuls,canonicalize))' | FileCheck %s
 
 // Every f32 product takes its operands rounded to bf16 (one elementwise
 // truncf each) and accumulates into its f32 init. A value feeding several

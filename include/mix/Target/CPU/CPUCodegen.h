@@ -36,7 +36,7 @@ void parallelizeOutlinedCalls(ModuleOp module);
 
 /// On tensors: makes every f32 linalg.matmul / linalg.batch_matmul take its
 /// operands rounded to bf16, accumulating in f32 (mixc --precision bf16).
-void roundMatmulOperandsToBF16(ModuleOp module);
+void roundMatmulOperandsToBF16(FunctionOpInterface function);
 
 /// The C source linked into every package: `mixrt_matmul`,
 /// `mixrt_batch_matmul` (see convertMatmulsToLibraryCalls) and `memrefCopy`.

@@ -13,7 +13,8 @@
 
 include "mlir/Pass/PassBase.td"
 
-def MixBF16MatmulsPass : Pass<"mix-bf16-matmuls", "::mlir::ModuleOp"> {
+def MixBF16MatmulsPass : InterfacePass<"mix-bf16-matmuls",
+                  "::mlir::FunctionOpInterface"> {
   let summary = "Round the operands of f32 matrix products to bfloat16";
   let description = [{
     The mixed-precision training step of `mixc --precision bf16`. On
@@ -92,8 +93,10 @@ def MixApproximateMathPass
     the loop scalar. Measured before this pass existed: 14% of a training
     step in libm's expf, tanhf and logf.
   }];
+  // A vector operand's approximation broadcasts its constants.
   let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::math::MathDialect"];
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def MixExpandArithPass : Pass<"mix-expand-arith", "::mlir::ModuleOp"> {
