@@ -1,6 +1,7 @@
 // The cMoLLM feed-forward layer (docs/models.md §3) in the mix dialect, at the small
 // model size (B=8, S=256, d=256, f=1024, N=4 streams), with each of the four
-// gatings, and two mixtures Theorem 4.1 does not cover.
+// gatings, a ReLU mixture Theorem 4.1 does not cover, and a shared bias
+// behind a sigmoid gate that it covers with the gate-summed bias.
 //
 //   mix-opt examples/cmollm-ffn.mlir --mix-prove-dynamic-conv \
 //       --mix-moe-to-dynamic-conv --mix-select-mixing-order
@@ -57,9 +58,10 @@ func.func @ffn_adaptive(%m: tensor<8x256x256xf32>, %s: tensor<8x256x1xf32>,
   return %u : tensor<8x256x1024xf32>
 }
 
-// Not covered: ReLU experts (Corollary 4.2), and a bias shared by all
-// experts behind a sigmoid gate, whose rows need not sum to one.
-func.func @not_convolutions(%m: tensor<8x256x256xf32>,
+// Not covered: ReLU experts (Corollary 4.2). Covered although the gate rows
+// need not sum to one: a bias shared by all experts behind a sigmoid gate
+// leaves the mixture as (sum_k g_k) c, the convolution's gate-summed bias.
+func.func @relu_and_sigmoid_shared_bias(%m: tensor<8x256x256xf32>,
                             %gw: tensor<4x256xf32>, %gb: tensor<4xf32>,
                             %k: tensor<4x1024x256xf32>, %c: tensor<1024xf32>)
     -> (tensor<8x256x1024xf32>, tensor<8x256x1024xf32>) {

@@ -1,23 +1,23 @@
 //===- ExpertAnalysis.cpp - Is a mixture a dynamic convolution? -----------===//
 //
 // Abstract interpretation of mixture experts over the lattice of
-// XDependence, and the counterexamples that go with a refusal.
+// XDependence, with each expert's token layout checked op by op.
 //
 //===----------------------------------------------------------------------===//
 
 #include "mix/Transforms/ExpertAnalysis.h"
 
+#include "Counterexamples.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
-
-#include <cmath>
-#include <functional>
 
 using namespace mlir;
 using namespace mlir::mix;
@@ -47,66 +47,55 @@ bool mlir::mix::dependsOn(Value value, Value root) {
 }
 
 //===----------------------------------------------------------------------===//
-// Counterexamples
+// The abstract interpretation of a region
 //===----------------------------------------------------------------------===//
 
+/// The number of tokens of an activation: the product of its leading
+/// dimensions (its last dimension holds a token's features).
+static int64_t tokensOf(Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getRank() == 0)
+    return -1;
+  int64_t n = 1;
+  for (int64_t s : type.getShape().drop_back())
+    n *= s;
+  return n;
+}
+
+/// Whether \p v, combined elementwise into \p result, is the same at every
+/// token position: size 1 along every token dimension, or a splat.
+static bool isTokenInvariant(Value v, Value result) {
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(v.getType()).getShape();
+  int64_t rank = cast<RankedTensorType>(result.getType()).getRank();
+  if (llvm::all_of(shape.take_front(std::max<int64_t>(rank - 1, 0)),
+                   [](int64_t s) { return s == 1; }))
+    return true;
+  DenseElementsAttr attr;
+  return matchPattern(v, m_Constant(&attr)) && attr.isSplat();
+}
+
 namespace {
-using ScalarFn = std::function<double(double)>;
-
-/// The scalar function an elementwise activation computes, if known.
-ScalarFn activationOf(Operation *op) {
-  return llvm::TypeSwitch<Operation *, ScalarFn>(op)
-      .Case([](ReluOp) { return [](double u) { return u > 0 ? u : 0.0; }; })
-      .Case([](GeluOp) {
-        return [](double u) {
-          return 0.5 * u *
-                 (1 +
-                  std::tanh(std::sqrt(2 / M_PI) * (u + 0.044715 * u * u * u)));
-        };
-      })
-      .Case([](SigmoidOp) {
-        return [](double u) { return 1 / (1 + std::exp(-u)); };
-      })
-      .Case([](TanhOp) { return [](double u) { return std::tanh(u); }; })
-      .Case([](SiluOp) {
-        return [](double u) { return u / (1 + std::exp(-u)); };
-      })
-      .Default([](Operation *) { return ScalarFn(); });
-}
-
-/// A counterexample for an expert E_k(x) = phi(w_k x): with two experts, an
-/// even gate and scalar weights, `sum_k g_k phi(w_k x)` against the dynamic
-/// convolution with the mixed kernel, `phi((sum_k g_k w_k) x)`.
-std::string activationCounterexample(StringRef name, const ScalarFn &phi) {
-  const double candidates[][3] = {{1, -1, 1}, {2, 0, 1}, {1, 3, 1}};
-  for (const auto &c : candidates) {
-    double w0 = c[0], w1 = c[1], x = c[2];
-    double moe = 0.5 * phi(w0 * x) + 0.5 * phi(w1 * x);
-    double conv = phi((0.5 * w0 + 0.5 * w1) * x);
-    if (std::abs(moe - conv) > 1e-3)
-      return llvm::formatv(
-          "N=2, d=f=1, g=(0.5, 0.5), kernels w=({0}, {1}), x={2}: the "
-          "mixture sum_k g_k {3}(w_k x) = {4:f4}, but the dynamic convolution "
-          "{3}((sum_k g_k w_k) x) = {5:f4}",
-          w0, w1, x, name, moe, conv);
-  }
-  return "";
-}
-
-/// The analysis of one region-defined mixture.
+/// The analysis of one region-defined mixture. Every value is classified
+/// by how it depends on the mixture input x. A value that depends on x must
+/// moreover be an activation laid out as x is: one row of features (its
+/// last dimension) per token, the tokens in x's order, each row computed
+/// from that token's row of x alone with weights that are the same at every
+/// position. Each op that combines values is checked to keep that: an op
+/// that moves data across tokens, multiplies by or adds a constant that
+/// varies along them, or takes a weight from x ends the proof, and is named.
 class RegionAnalysis {
 public:
-  RegionAnalysis(MixtureOp op) : op(op) {}
+  RegionAnalysis(MixtureOp op) : op(op), tokens(tokensOf(op.getInput())) {}
 
-  /// Classifies the yielded value; sets `culprit`, `reason` and
-  /// `counterexample` when it is not affine.
+  /// Classifies the yielded value; sets `culprit` and `reason` when it is
+  /// not affine in x.
   XDependence run();
 
   /// Whether the constant part of the yielded value depends on the experts'
   /// own weights (rather than only on values shared by all experts).
   bool biasPerExpert = false;
   Operation *culprit = nullptr;
-  std::string reason, counterexample;
+  std::string reason;
 
 private:
   struct Info {
@@ -118,33 +107,59 @@ private:
 
   Info lookup(Value v);
   Info transfer(Operation *nested);
-  Info fail(Operation *nested, XDependence dep, std::string why,
-            std::string example = "");
+  Info transferAffine(Operation *nested, ArrayRef<Info> in);
+  Info fail(Operation *nested, XDependence dep, std::string why);
+  /// Fails unless \p v, an activation, has one row per token of x.
+  bool checkLayout(Operation *nested, Value v);
 
   MixtureOp op;
+  int64_t tokens;
   llvm::DenseMap<Value, Info> info;
 };
 } // namespace
 
 RegionAnalysis::Info RegionAnalysis::fail(Operation *nested, XDependence dep,
-                                          std::string why,
-                                          std::string example) {
+                                          std::string why) {
   if (!culprit) {
     culprit = nested;
     reason = std::move(why);
-    counterexample = std::move(example);
   }
   return {dep, false};
+}
+
+bool RegionAnalysis::checkLayout(Operation *nested, Value v) {
+  if (tokensOf(v) == tokens)
+    return true;
+  fail(nested, XDependence::Nonlinear,
+       llvm::formatv("expert is not a 1x1 convolution: `{0}` moves data "
+                     "across token positions (its result does not keep one "
+                     "row of features per token of x)",
+                     nested->getName().getStringRef())
+           .str());
+  return false;
 }
 
 RegionAnalysis::Info RegionAnalysis::lookup(Value v) {
   auto it = info.find(v);
   if (it != info.end())
     return it->second;
-  // Defined above the mixture: shared by all experts.
-  if (dependsOn(v, op.getInput()))
-    return {XDependence::Weight, false};
-  return {XDependence::Constant, false};
+  // Defined above the mixture: shared by all experts. The mixture's input
+  // is x itself; what is computed from it is analysed as region values are.
+  Info r{XDependence::Constant, false};
+  Operation *def = v.getDefiningOp();
+  if (def && op->isProperAncestor(def)) {
+    // A value of the expert, analysed when the yielded value needs it.
+    r = transfer(def);
+  } else if (v == op.getInput()) {
+    r = {XDependence::Linear, false};
+  } else if (dependsOn(v, op.getInput())) {
+    r = def ? transfer(def)
+            : fail(op, XDependence::Nonlinear,
+                   "expert is not known to be linear in x: it uses a value "
+                   "the prover cannot trace to x");
+  }
+  info[v] = r;
+  return r;
 }
 
 /// The join of two classes under addition.
@@ -169,40 +184,83 @@ RegionAnalysis::Info RegionAnalysis::transfer(Operation *nested) {
   std::string where =
       llvm::formatv("`{0}`", nested->getName().getStringRef()).str();
 
+  if (nested->getNumRegions() != 0 && worst != XDependence::Constant)
+    return fail(nested, XDependence::Nonlinear,
+                "expert is not known to be linear in x: " + where +
+                    " has regions the prover does not analyse");
   // Anything computed from the expert's weights alone is a weight.
   if (worst == XDependence::Constant)
     return {XDependence::Constant, anyPerExpert};
   if (worst == XDependence::Weight)
     return fail(nested, XDependence::Weight,
                 "expert weights are not independent of x: " + where +
-                    " uses a value computed from the mixture input",
-                "d=f=N=1 with the kernel computed from x as K = x: the mixture "
-                "is x^2, which is 1 at x=1 and 4 at x=2; a convolution whose "
-                "kernel is independent of x is linear and would give 2");
+                    " uses a weight computed from the mixture input");
   if (worst == XDependence::Nonlinear)
     return {XDependence::Nonlinear, false};
+  return transferAffine(nested, in);
+}
+
+/// An op with at least one operand affine in x (and none worse).
+RegionAnalysis::Info RegionAnalysis::transferAffine(Operation *nested,
+                                                    ArrayRef<Info> in) {
+  std::string where =
+      llvm::formatv("`{0}`", nested->getName().getStringRef()).str();
+  auto isX = [](Info i) { return i.dep != XDependence::Constant; };
+  // An operand combined elementwise with an activation: an activation of
+  // the result's tokens, or a constant that is the same at every position.
+  auto checkElementwise = [&]() -> bool {
+    Value result = nested->getResult(0);
+    if (!checkLayout(nested, result))
+      return false;
+    for (auto [v, i] : llvm::zip(nested->getOperands(), in)) {
+      ArrayRef<int64_t> s = cast<RankedTensorType>(v.getType()).getShape();
+      ArrayRef<int64_t> r = cast<RankedTensorType>(result.getType()).getShape();
+      if (isX(i)) {
+        if (s.drop_back() != r.drop_back()) {
+          fail(nested, XDependence::Nonlinear,
+               "expert is not a 1x1 convolution: " + where +
+                   " broadcasts a value that depends on x across token "
+                   "positions");
+          return false;
+        }
+        continue;
+      }
+      if (!isTokenInvariant(v, result)) {
+        fail(nested, XDependence::Nonlinear,
+             "expert is not a 1x1 convolution: " + where +
+                 " combines x with a constant that varies along the token "
+                 "positions, so the kernel would depend on the position");
+        return false;
+      }
+    }
+    return true;
+  };
 
   return llvm::TypeSwitch<Operation *, Info>(nested)
       .Case([&](LinearOp lin) -> Info {
         Info x = in[0], w = in[1];
-        Info b = in.size() > 2 ? in[2] : Info{};
-        if (w.dep != XDependence::Constant && x.dep != XDependence::Constant)
+        if (isX(w))
           return fail(nested, XDependence::Nonlinear,
-                      "expert is not linear in x: " + where +
-                          " multiplies two values that depend on x");
-        if (b.dep != XDependence::Constant)
+                      "expert weights are not independent of x: the weight "
+                      "operand of " +
+                          where + " is computed from the mixture input");
+        if (in.size() > 2 && isX(in[2]))
           return fail(nested, XDependence::Nonlinear,
                       "expert is not linear in x: the bias of " + where +
                           " depends on x");
-        Info lin1 = x.dep != XDependence::Constant ? x : w;
+        if (!checkLayout(nested, lin.getInput()))
+          return {XDependence::Nonlinear, false};
         bool hasBias = in.size() > 2;
-        if (!hasBias)
-          return lin1;
-        if (lin1.dep == XDependence::Linear)
-          return {XDependence::Affine, b.perExpert};
-        return {XDependence::Affine, lin1.perExpert || b.perExpert};
+        bool per =
+            (x.dep == XDependence::Affine && (x.perExpert || w.perExpert)) ||
+            (hasBias && in[2].perExpert);
+        if (!hasBias && x.dep == XDependence::Linear)
+          return {XDependence::Linear, false};
+        return {XDependence::Affine, per};
       })
       .Case<AddOp, SubOp>([&](Operation *) -> Info {
+        if (!checkElementwise())
+          return {XDependence::Nonlinear, false};
         XDependence dep = joinAdd(in[0].dep, in[1].dep);
         bool per = false;
         for (Info i : in)
@@ -210,36 +268,46 @@ RegionAnalysis::Info RegionAnalysis::transfer(Operation *nested) {
             per |= i.perExpert;
         return {dep, per};
       })
-      .Case([&](MulOp) -> Info {
+      .Case<MulOp, DivOp>([&](Operation *) -> Info {
         Info a = in[0], b = in[1];
-        if (a.dep != XDependence::Constant && b.dep != XDependence::Constant)
-          return fail(
-              nested, XDependence::Nonlinear,
-              "expert is not linear in x: " + where +
-                  " multiplies two values that depend on x",
-              "N=2, d=f=1, g=(0.5, 0.5), kernels w=(1, -1), x=1: the mixture "
-              "sum_k g_k (w_k x)^2 = 1, but the dynamic convolution "
-              "((sum_k g_k w_k) x)^2 = 0");
-        Info lin1 = a.dep != XDependence::Constant ? a : b;
-        Info scale = a.dep != XDependence::Constant ? b : a;
-        return {lin1.dep, lin1.perExpert || scale.perExpert};
+        if (isX(a) && isX(b))
+          return fail(nested, XDependence::Nonlinear,
+                      "expert is not linear in x: " + where +
+                          " multiplies two values that depend on x (a "
+                          "factor that depends on the token is not part of "
+                          "a kernel; folded into the gate, g'_k = s g_k, it "
+                          "would be, but this rewrite does not do that)");
+        if (isa<DivOp>(nested) && isX(b))
+          return fail(nested, XDependence::Nonlinear,
+                      "expert is not linear in x: " + where +
+                          " divides by a value that depends on x");
+        if (!checkElementwise())
+          return {XDependence::Nonlinear, false};
+        Info lin = isX(a) ? a : b, scale = isX(a) ? b : a;
+        bool per = lin.dep == XDependence::Affine &&
+                   (lin.perExpert || scale.perExpert);
+        return {lin.dep, per};
       })
-      .Case<ReluOp, GeluOp, SigmoidOp, TanhOp, SiluOp>([&](Operation *) {
-        std::string name = nested->getName().stripDialect().str();
+      .Case<NegOp, StopGradientOp>([&](Operation *) { return in[0]; })
+      .Case<ReshapeOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+          [&](Operation *) -> Info {
+            if (!checkLayout(nested, nested->getResult(0)))
+              return {XDependence::Nonlinear, false};
+            return in[0];
+          })
+      .Case<ReluOp, GeluOp, SigmoidOp, TanhOp, SiluOp, ExpOp, LogOp, SqrtOp,
+            RsqrtOp, StepOp, MaxOp>([&](Operation *) {
         return fail(nested, XDependence::Nonlinear,
                     "expert is not linear in x: " + where +
                         " is a nonlinearity applied to a value that depends "
                         "on x (Corollary 4.2: its data-dependent mask does "
-                        "not commute with the gate-weighted sum of kernels)",
-                    activationCounterexample(name, activationOf(nested)));
+                        "not commute with the gate-weighted sum of kernels)");
       })
-      .Case<PrefixMeanOp, AttentionOp>([&](Operation *) {
+      .Case<PrefixMeanOp, AttentionOp, CumsumOp>([&](Operation *) {
         return fail(nested, XDependence::Nonlinear,
                     "expert is not a 1x1 convolution: " + where +
                         " mixes information across tokens");
       })
-      .Case<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
-          [&](Operation *) { return in[0]; })
       .Default([&](Operation *) {
         return fail(nested, XDependence::Nonlinear,
                     "expert is not known to be linear in x: " + where +
@@ -256,26 +324,21 @@ XDependence RegionAnalysis::run() {
       slice = {XDependence::Weight, false};
     info[block.getArgument(i + 1)] = slice;
   }
-  for (Operation &nested : block.without_terminator()) {
-    if (nested.getNumRegions() != 0) {
-      Info r = fail(&nested, XDependence::Nonlinear,
-                    "expert is not known to be linear in x: `" +
-                        nested.getName().getStringRef().str() +
-                        "` has regions the prover does not analyse");
-      for (Value res : nested.getResults())
-        info[res] = r;
-      continue;
-    }
-    Info r = transfer(&nested);
-    for (Value res : nested.getResults())
-      info[res] = r;
-  }
+  // Only what the yielded value is computed from matters: the ops are
+  // analysed from it backwards, each once.
   Value yielded = cast<YieldOp>(block.getTerminator()).getValue();
   Info out = lookup(yielded);
   if (out.dep == XDependence::Weight && !culprit)
     fail(op, XDependence::Weight,
          "expert weights are not independent of x: the expert yields a value "
          "computed from the mixture input");
+  if ((out.dep == XDependence::Linear || out.dep == XDependence::Affine) &&
+      tokensOf(yielded) != tokens)
+    fail(op, XDependence::Nonlinear,
+         "expert is not a 1x1 convolution: it does not yield one row of "
+         "features per token of x");
+  if (culprit && out.dep != XDependence::Constant)
+    out.dep = XDependence::Nonlinear;
   biasPerExpert = out.perExpert;
   return out.dep;
 }
@@ -291,32 +354,28 @@ static const char *kAffineFact =
 static const char *kSharedFact =
     "each expert is affine in x with one shared bias: E_k(x) = x K_k^T + c";
 static const char *kIndependentFact = "expert weights are independent of x";
-static const char *kSumToOneFact =
-    "gate rows sum to one (softmax), so the shared bias passes through "
-    "sum_k g_k unchanged";
-static const char *kPerTokenFact = "experts act on each token alone";
+static const char *kPerTokenFact =
+    "experts act on each token alone, with the same weights at every "
+    "position";
+static const char *kGateSummedFact =
+    "the shared bias leaves the mixture as (sum_k g_k) c, the convolution's "
+    "gate-summed bias (the gate rows need not sum to one)";
 
-static const char *kSharedBiasCounterexample =
-    "N=2, d=f=1, kernels (1, 1), shared bias c=1, x=1, g=(0.5, 0.25) "
-    "(sigmoid(0), sigmoid(-ln 3)): the mixture sum_k g_k (K_k x + c) = 1.5, "
-    "but the dynamic convolution (sum_k g_k K_k) x + c = 1.75";
-
-/// Refuses a shared bias unless the gate is known to be normalised.
-static bool checkSharedBias(MixtureOp op, ExpertVerdict &v) {
+/// The fact that lets a shared bias through the mixture: unchanged behind
+/// a gate whose rows sum to one, gate-summed otherwise.
+static void addSharedBiasFact(MixtureOp op, ExpertVerdict &v) {
   v.sharedBias = true;
-  if (gateRowsSumToOne(op.getGate())) {
-    v.facts.push_back(kSumToOneFact);
-    return true;
+  if (!gateRowsSumToOne(op.getGate())) {
+    v.facts.push_back(kGateSummedFact);
+    return;
   }
-  auto gate = op.getGate().getDefiningOp<GateOp>();
-  v.reason = std::string("a bias shared by all experts must pass through "
-                         "sum_k g_k unchanged, but the gate rows do not sum "
-                         "to one") +
-             (gate ? " (it is a sigmoid gate)"
-                   : " (they are not known to: the gate is not a softmax "
-                     "mix.gate)");
-  v.counterexample = kSharedBiasCounterexample;
-  return false;
+  v.gateRowsSumToOne = true;
+  v.facts.push_back(
+      op.getGate().getDefiningOp<GateOp>()
+          ? "gate rows sum to one (a softmax mix.gate), so the shared bias "
+            "passes through sum_k g_k unchanged"
+          : "gate rows sum to one (a constant gate whose rows each sum to "
+            "one), so the shared bias passes through sum_k g_k unchanged");
 }
 
 static ExpertVerdict analyzeStacked(MixtureOp op) {
@@ -331,10 +390,6 @@ static ExpertVerdict analyzeStacked(MixtureOp op) {
     v.reason = ("expert weights are not independent of x: the " + name +
                 " are computed from the mixture input")
                    .str();
-    v.counterexample =
-        "d=f=N=1 with the kernel computed from x as K = x: the mixture is "
-        "x^2, which is 1 at x=1 and 4 at x=2; a convolution whose kernel is "
-        "independent of x is linear and would give 2";
     v.culprit = w.getDefiningOp();
     return v;
   }
@@ -344,8 +399,8 @@ static ExpertVerdict analyzeStacked(MixtureOp op) {
     v.facts.push_back(op.getBias() ? kAffineFact : kLinearFact);
   }
   v.facts.push_back(kIndependentFact);
-  if (op.getSharedBias() && !checkSharedBias(op, v))
-    return v;
+  if (op.getSharedBias())
+    addSharedBiasFact(op, v);
   v.proved = true;
   return v;
 }
@@ -360,7 +415,6 @@ static ExpertVerdict analyzeRegion(MixtureOp op) {
                    ? "expert is not linear in x: it does not depend on x, so "
                      "it is a constant, not a convolution of x"
                    : analysis.reason;
-    v.counterexample = analysis.counterexample;
     return v;
   }
   bool shared = dep == XDependence::Affine && !analysis.biasPerExpert;
@@ -370,14 +424,20 @@ static ExpertVerdict analyzeRegion(MixtureOp op) {
     v.facts.push_back(shared ? kSharedFact : kAffineFact);
   v.facts.push_back(kIndependentFact);
   v.facts.push_back(kPerTokenFact);
-  if (shared && !checkSharedBias(op, v))
-    return v;
+  if (shared)
+    addSharedBiasFact(op, v);
   v.proved = true;
   return v;
 }
 
 ExpertVerdict mlir::mix::analyzeMixture(MixtureOp op) {
-  return op.hasExpertRegion() ? analyzeRegion(op) : analyzeStacked(op);
+  ExpertVerdict v =
+      op.hasExpertRegion() ? analyzeRegion(op) : analyzeStacked(op);
+  if (v.proved)
+    return v;
+  Counterexample c = findCounterexample(op);
+  (c.found ? v.counterexample : v.searchNote) = c.text;
+  return v;
 }
 
 void mlir::mix::recordVerdict(MixtureOp op, const ExpertVerdict &verdict) {
@@ -396,6 +456,9 @@ void mlir::mix::recordVerdict(MixtureOp op, const ExpertVerdict &verdict) {
     if (!verdict.counterexample.empty())
       entries.push_back(b.getNamedAttr(
           "counterexample", b.getStringAttr(verdict.counterexample)));
+    else if (!verdict.searchNote.empty())
+      entries.push_back(b.getNamedAttr("counterexample_search",
+                                       b.getStringAttr(verdict.searchNote)));
   }
   op->setAttr(kProofAttrName, b.getDictionaryAttr(entries));
 }

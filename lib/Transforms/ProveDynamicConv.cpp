@@ -37,6 +37,8 @@ struct ProveDynamicConvPass
                                 << "refused: " << verdict.reason;
       if (!verdict.counterexample.empty())
         diag << "; counterexample: " << verdict.counterexample;
+      else if (!verdict.searchNote.empty())
+        diag << "; " << verdict.searchNote;
       if (verdict.culprit && verdict.culprit != op.getOperation())
         diag.attachNote(verdict.culprit->getLoc()) << "the failing op";
     });

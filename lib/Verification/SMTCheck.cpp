@@ -106,7 +106,11 @@ private:
   FailureOr<SymTensor> encodeRegionMixture(MixtureOp op);
   FailureOr<SymTensor> encodeLinear(LinearOp lin);
   FailureOr<SymTensor> encodeReshape(Operation *op, Value result);
-  FailureOr<SymTensor> encodeSplat(DenseFPElementsAttr attr, Value result);
+  FailureOr<SymTensor> encodeConstant(DenseFPElementsAttr attr, Value result);
+  FailureOr<SymTensor> encodeMatmul(MatmulOp op);
+  FailureOr<SymTensor> encodeSlice(SliceOp op);
+  FailureOr<SymTensor> encodeConcat(ConcatOp op);
+  FailureOr<SymTensor> encodeBroadcast(BroadcastOp op);
   /// The encodings of \p lhs and \p rhs combined elementwise by \p fn.
   FailureOr<SymTensor> binary(Value lhs, Value rhs,
                               function_ref<z3::expr(z3::expr, z3::expr)> fn);
@@ -201,6 +205,8 @@ FailureOr<const SymTensor *> Encoder::get(Value v) {
   Operation *def = v.getDefiningOp();
   if (auto gate = dyn_cast_or_null<GateOp>(def))
     t = gateLeaf(gate);
+  else if (matchPattern(v, m_Constant()))
+    t = encode(def, v);
   else if (names.count(v))
     t = leaf(v, names.lookup(v));
   else if (def)
@@ -444,17 +450,121 @@ FailureOr<SymTensor> Encoder::encodeReshape(Operation *op, Value result) {
   return r;
 }
 
-FailureOr<SymTensor> Encoder::encodeSplat(DenseFPElementsAttr attr,
-                                          Value result) {
+FailureOr<SymTensor> Encoder::encodeConstant(DenseFPElementsAttr attr,
+                                             Value result) {
   FailureOr<SmallVector<int64_t>> shape = shrunk(result.getType());
   if (failed(shape))
     return failure();
   SymTensor r;
   r.shape = std::move(*shape);
-  if (!attr.isSplat())
-    return fail("non-splat constants are not encoded");
-  double v = attr.getSplatValue<APFloat>().convertToDouble();
-  r.elems.assign(r.numel(), real(v));
+  if (attr.isSplat()) {
+    double v = attr.getSplatValue<APFloat>().convertToDouble();
+    r.elems.assign(r.numel(), real(v));
+    return r;
+  }
+  // A constant keeps its values: its sizes are never shrunk (shrinkMap).
+  if (ArrayRef<int64_t>(r.shape) != attr.getType().getShape())
+    return fail("a constant does not survive shrinking");
+  for (APFloat v : attr.getValues<APFloat>())
+    r.elems.push_back(real(v.convertToDouble()));
+  return r;
+}
+
+FailureOr<SymTensor> Encoder::encodeMatmul(MatmulOp op) {
+  FailureOr<const SymTensor *> as = get(op.getLhs());
+  if (failed(as))
+    return failure();
+  FailureOr<const SymTensor *> bs = get(op.getRhs());
+  if (failed(bs))
+    return failure();
+  const SymTensor &a = **as, &b = **bs;
+  size_t rank = a.shape.size();
+  if (rank < 2 || b.shape.size() != rank)
+    return fail("a matrix product of unexpected rank");
+  bool ta = op.getTransposeLhs(), tb = op.getTransposeRhs();
+  int64_t m = ta ? a.shape[rank - 1] : a.shape[rank - 2];
+  int64_t k = ta ? a.shape[rank - 2] : a.shape[rank - 1];
+  int64_t n = tb ? b.shape[rank - 2] : b.shape[rank - 1];
+  int64_t kb = tb ? b.shape[rank - 1] : b.shape[rank - 2];
+  if (k != kb)
+    return fail("a matrix product does not survive shrinking");
+  int64_t batch = a.numel() / (m * k);
+  SymTensor r;
+  r.shape.assign(a.shape.begin(), a.shape.end() - 2);
+  r.shape.push_back(m);
+  r.shape.push_back(n);
+  for (int64_t p = 0; p < batch; ++p)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        z3::expr acc = ctx.real_val(0);
+        for (int64_t q = 0; q < k; ++q) {
+          int64_t ai = ta ? q * m + i : i * k + q;
+          int64_t bi = tb ? j * k + q : q * n + j;
+          acc = acc + a.elems[p * m * k + ai] * b.elems[p * k * n + bi];
+        }
+        r.elems.push_back(acc);
+      }
+  return r;
+}
+
+FailureOr<SymTensor> Encoder::encodeSlice(SliceOp op) {
+  FailureOr<const SymTensor *> in = get(op.getInput());
+  if (failed(in))
+    return failure();
+  const SymTensor &x = **in;
+  FailureOr<SmallVector<int64_t>> shape = shrunk(op.getType());
+  if (failed(shape))
+    return failure();
+  SymTensor r;
+  r.shape = std::move(*shape);
+  int64_t dim = op.getDim(), offset = op.getOffset();
+  if (dim >= static_cast<int64_t>(x.shape.size()) ||
+      r.shape.size() != x.shape.size() || offset + r.shape[dim] > x.shape[dim])
+    return fail("a slice does not survive shrinking");
+  for (int64_t i = 0, e = r.numel(); i < e; ++i) {
+    SmallVector<int64_t> idx = unravel(i, r.shape);
+    idx[dim] += offset;
+    r.elems.push_back(x.elems[broadcastIndex(x.shape, idx)]);
+  }
+  return r;
+}
+
+FailureOr<SymTensor> Encoder::encodeConcat(ConcatOp op) {
+  FailureOr<const SymTensor *> as = get(op.getLhs());
+  if (failed(as))
+    return failure();
+  FailureOr<const SymTensor *> bs = get(op.getRhs());
+  if (failed(bs))
+    return failure();
+  const SymTensor &a = **as, &b = **bs;
+  int64_t dim = op.getDim();
+  SymTensor r;
+  r.shape = a.shape;
+  r.shape[dim] += b.shape[dim];
+  for (int64_t i = 0, e = r.numel(); i < e; ++i) {
+    SmallVector<int64_t> idx = unravel(i, r.shape);
+    if (idx[dim] < a.shape[dim]) {
+      r.elems.push_back(a.elems[broadcastIndex(a.shape, idx)]);
+      continue;
+    }
+    idx[dim] -= a.shape[dim];
+    r.elems.push_back(b.elems[broadcastIndex(b.shape, idx)]);
+  }
+  return r;
+}
+
+FailureOr<SymTensor> Encoder::encodeBroadcast(BroadcastOp op) {
+  FailureOr<const SymTensor *> in = get(op.getInput());
+  if (failed(in))
+    return failure();
+  const SymTensor &x = **in;
+  FailureOr<SmallVector<int64_t>> shape = shrunk(op.getType());
+  if (failed(shape))
+    return failure();
+  SymTensor r;
+  r.shape = std::move(*shape);
+  for (int64_t i = 0, e = r.numel(); i < e; ++i)
+    r.elems.push_back(x.elems[broadcastIndex(x.shape, unravel(i, r.shape))]);
   return r;
 }
 
@@ -492,11 +602,24 @@ FailureOr<SymTensor> Encoder::encode(Operation *op, Value result) {
     return encodeStackedMixture(conv.getInput(), conv.getGate(),
                                 conv.getKernels(), conv.getBias(),
                                 conv.getSharedBias(), /*mixFirst=*/true);
-  if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op))
+  if (auto div = dyn_cast<DivOp>(op))
+    return binary(div.getLhs(), div.getRhs(),
+                  [](z3::expr a, z3::expr b) { return a / b; });
+  if (auto neg = dyn_cast<NegOp>(op))
+    return unary(neg.getInput(), [](z3::expr e) { return -e; });
+  if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, ReshapeOp>(op))
     return encodeReshape(op, result);
+  if (auto matmul = dyn_cast<MatmulOp>(op))
+    return encodeMatmul(matmul);
+  if (auto slice = dyn_cast<SliceOp>(op))
+    return encodeSlice(slice);
+  if (auto concat = dyn_cast<ConcatOp>(op))
+    return encodeConcat(concat);
+  if (auto broadcast = dyn_cast<BroadcastOp>(op))
+    return encodeBroadcast(broadcast);
   DenseFPElementsAttr attr;
   if (matchPattern(result, m_Constant(&attr)))
-    return encodeSplat(attr, result);
+    return encodeConstant(attr, result);
   // Anything else is a free input: sound, since the claim must then hold for
   // every value it could take.
   return leaf(result, llvm::formatv("v{0}", counter++).str());
@@ -512,9 +635,11 @@ static void collectSizes(Value v, std::set<int64_t> &sizes,
     sizes.insert(t.getShape().begin(), t.getShape().end());
   Operation *def = v.getDefiningOp();
   // Only ops the encoder encodes matter; anything else is a free leaf.
-  if (!def || !isa<LinearOp, AddOp, SubOp, MulOp, ReluOp, GeluOp, SigmoidOp,
-                   TanhOp, SiluOp, MixtureOp, DynamicConvOp,
-                   tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
+  if (!def ||
+      !isa<LinearOp, AddOp, SubOp, MulOp, DivOp, NegOp, ReluOp, GeluOp,
+           SigmoidOp, TanhOp, SiluOp, MixtureOp, DynamicConvOp,
+           tensor::CollapseShapeOp, tensor::ExpandShapeOp, ReshapeOp, MatmulOp,
+           SliceOp, ConcatOp, BroadcastOp, arith::ConstantOp>(def))
     return;
   if (!seen.insert(def))
     return;
@@ -533,7 +658,8 @@ static void collectSizes(Value v, std::set<int64_t> &sizes,
 /// Maps every size to a small one. Sizes up to 4 stay; a larger size s
 /// becomes the least common multiple of the small sizes dividing it (or 2),
 /// so that every "t divides s" between a small t and s survives. Sizes that
-/// occur only as token dimensions of `tokenValue` become 1.
+/// occur only as token dimensions of `tokenValue` become 2 (or stay 1), and
+/// the sizes of non-splat constants are kept.
 static std::map<int64_t, int64_t> shrinkMap(Value source, Value target,
                                             Value tokenValue) {
   std::set<int64_t> sizes, tokenSizes;
@@ -546,11 +672,21 @@ static std::map<int64_t, int64_t> shrinkMap(Value source, Value target,
   ArrayRef<int64_t> tokens =
       cast<RankedTensorType>(tokenValue.getType()).getShape().drop_back();
   std::set<int64_t> nonToken;
+  // The tokens flattened into one dimension, (B*S, d).
+  int64_t allTokens = 1;
+  for (int64_t s : tokens)
+    allTokens *= s;
+  bool flattened = false;
   auto classify = [&](Value v) {
     auto t = dyn_cast<RankedTensorType>(v.getType());
     if (!t)
       return;
     ArrayRef<int64_t> shape = t.getShape();
+    if (tokens.size() > 1 && shape.size() == 2 && shape[0] == allTokens) {
+      flattened = true;
+      nonToken.insert(shape[1]);
+      return;
+    }
     bool activation =
         shape.size() >= tokens.size() + 1 &&
         llvm::all_of(llvm::zip(shape.take_front(tokens.size()), tokens),
@@ -572,10 +708,32 @@ static std::map<int64_t, int64_t> shrinkMap(Value source, Value target,
     for (int64_t s : t.getShape().drop_back())
       tokenSizes.insert(s);
 
+  // A constant keeps its values, so its sizes are kept as they are; so does
+  // the number of experts, which the kernels of a region are sliced by.
+  std::set<int64_t> kept;
+  if (auto m = source.getDefiningOp<MixtureOp>())
+    kept.insert(
+        cast<RankedTensorType>(m.getGate().getType()).getShape().back());
+  for (Operation *op : seen) {
+    DenseFPElementsAttr attr;
+    if (isa<arith::ConstantOp>(op) &&
+        matchPattern(op->getResult(0), m_Constant(&attr)) && !attr.isSplat())
+      kept.insert(attr.getType().getShape().begin(),
+                  attr.getType().getShape().end());
+  }
+
   std::map<int64_t, int64_t> map;
+  bool flatTokens =
+      flattened && !tokenSizes.count(allTokens) && !nonToken.count(allTokens);
   for (int64_t s : sizes) {
+    if (kept.count(s)) {
+      map[s] = s;
+      continue;
+    }
+    // Two tokens in every token dimension (two batch rows, two positions):
+    // enough for an op that moves data across tokens to show.
     if (tokenSizes.count(s) && !nonToken.count(s)) {
-      map[s] = 1;
+      map[s] = std::min<int64_t>(s, 2);
       continue;
     }
     if (s <= 4) {
@@ -587,6 +745,13 @@ static std::map<int64_t, int64_t> shrinkMap(Value source, Value target,
       if (t > 1 && t <= 4 && s % t == 0)
         l = std::lcm(l, t);
     map[s] = l == 1 ? 2 : l;
+  }
+  // The flattened tokens are as many as the shrunk token dimensions hold.
+  if (flatTokens && !kept.count(allTokens)) {
+    int64_t shrunkTokens = 1;
+    for (int64_t s : tokens)
+      shrunkTokens *= map.count(s) ? map[s] : s;
+    map[allTokens] = shrunkTokens;
   }
   return map;
 }

@@ -70,13 +70,19 @@ func.func @proved_region_shared_bias(%x: tensor<4x16xf32>, %w: tensor<2x16xf32>,
 
 // -----
 
-// Proved, but the kernels of a two-layer linear expert are not extracted.
+// The kernels of a two-layer linear expert are computed from its weights:
+// K_k = B_k A_k, one product per expert, stacked.
 
 // CHECK-LABEL: func @proved_region_two_linear
-// CHECK: mix.mixture
-// CHECK-NOT: mix.dynamic_conv
+// CHECK-SAME: (%[[X:.*]]: tensor<4x16xf32>, %[[G:.*]]: tensor<4x2xf32>, %[[K1:.*]]: tensor<2x8x16xf32>, %[[K2:.*]]: tensor<2x6x8xf32>)
+// CHECK-DAG: %[[A0:.*]] = mix.slice %[[K1]] dim 0 offset 0
+// CHECK-DAG: %[[B0:.*]] = mix.slice %[[K2]] dim 0 offset 0
+// CHECK: mix.matmul %{{.*}}, %{{.*}} : (tensor<6x8xf32>, tensor<8x16xf32>) -> tensor<6x16xf32>
+// CHECK: mix.matmul %{{.*}}, %{{.*}} : (tensor<6x8xf32>, tensor<8x16xf32>) -> tensor<6x16xf32>
+// CHECK: %[[KS:.*]] = mix.concat %{{.*}}, %{{.*}} dim 0 : (tensor<1x6x16xf32>, tensor<1x6x16xf32>) -> tensor<2x6x16xf32>
+// CHECK: mix.dynamic_conv %[[X]], %[[G]] kernels %[[KS]] :
+// CHECK-NOT: mix.mixture
 func.func @proved_region_two_linear(%x: tensor<4x16xf32>, %g: tensor<4x2xf32>, %k1: tensor<2x8x16xf32>, %k2: tensor<2x6x8xf32>) -> tensor<4x6xf32> {
-  // expected-remark @+1 {{proved, but not rewritten: the rewrite extracts kernels only from an expert that is one mix.linear of the input by a per-expert weight}}
   %u = mix.mixture %x, %g experts(%k1, %k2) {mix.proof = {status = "proved"}} : (tensor<4x16xf32>, tensor<4x2xf32>, tensor<2x8x16xf32>, tensor<2x6x8xf32>) -> tensor<4x6xf32> {
   ^bb0(%xi: tensor<4x16xf32>, %a: tensor<8x16xf32>, %b: tensor<6x8xf32>):
     %h = mix.linear %xi, %a : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
@@ -88,12 +94,17 @@ func.func @proved_region_two_linear(%x: tensor<4x16xf32>, %g: tensor<4x2xf32>, %
 
 // -----
 
-// A false proof does not get past Z3: with a sigmoid gate the shared bias
-// is scaled by sum_k g_k, and Z3 prints the inputs where the forms differ.
+// A shared bias behind a sigmoid gate leaves the mixture as (sum_k g_k) c:
+// the convolution's per-expert bias, c for every expert (Z3 confirms it).
 
-func.func @false_proof(%x: tensor<1x2xf32>, %w: tensor<2x2xf32>, %wb: tensor<2xf32>, %k: tensor<2x2x2xf32>, %c: tensor<2xf32>) -> tensor<1x2xf32> {
+// CHECK-LABEL: func @shared_bias_sigmoid
+// CHECK-SAME: %[[C:[^:]*]]: tensor<2xf32>)
+// CHECK: %[[C1:.*]] = mix.reshape %[[C]] : tensor<2xf32> -> tensor<1x2xf32>
+// CHECK: %[[CN:.*]] = mix.broadcast %[[C1]] : tensor<1x2xf32> -> tensor<2x2xf32>
+// CHECK: mix.dynamic_conv %{{.*}}, %{{.*}} kernels %{{.*}} bias %[[CN]] :
+// CHECK-NOT: shared_bias
+func.func @shared_bias_sigmoid(%x: tensor<1x2xf32>, %w: tensor<2x2xf32>, %wb: tensor<2xf32>, %k: tensor<2x2x2xf32>, %c: tensor<2xf32>) -> tensor<1x2xf32> {
   %g = mix.gate simple sigmoid %x, %w, %wb : (tensor<1x2xf32>, tensor<2x2xf32>, tensor<2xf32>) -> tensor<1x2xf32>
-  // expected-error @+1 {{Z3 refutes the rewrite to a dynamic convolution: at shape (1,2), element 0: mix.mixture = }}
   %u = mix.mixture %x, %g kernels %k shared_bias %c {mix.proof = {status = "proved"}} : (tensor<1x2xf32>, tensor<1x2xf32>, tensor<2x2x2xf32>, tensor<2xf32>) -> tensor<1x2xf32>
   return %u : tensor<1x2xf32>
 }

@@ -4,9 +4,9 @@
 // against the dynamic convolution with the same kernels.
 
 func.func @per_expert_bias(%x: tensor<2x8x16xf32>, %g: tensor<2x8x4xf32>, %k: tensor<4x32x16xf32>, %b: tensor<4x32xf32>) -> tensor<2x8x32xf32> {
-  // Tokens shrink to 1; 16 and 32 to 4 (the lcm of the small sizes 4 and 2
+  // Tokens shrink to 2; 16 and 32 to 4 (the lcm of the small sizes 4 and 2
   // that divide them), 4 and 2 stay.
-  // expected-remark @+1 {{smt: equivalent to its dynamic convolution (at shape (1,1,4) over 4 free tensors)}}
+  // expected-remark @+1 {{smt: equivalent to its dynamic convolution (at shape (2,2,4) over 4 free tensors)}}
   %u = mix.mixture %x, %g kernels %k bias %b : (tensor<2x8x16xf32>, tensor<2x8x4xf32>, tensor<4x32x16xf32>, tensor<4x32xf32>) -> tensor<2x8x32xf32>
   return %u : tensor<2x8x32xf32>
 }

@@ -38,12 +38,18 @@ struct ExpertVerdict {
   SmallVector<std::string> facts;
   /// Refused: the condition of Theorem 4.1 that fails and why.
   std::string reason;
-  /// Refused: concrete values for which the two forms differ, when known.
+  /// Refused: concrete values at which the mixture differs from every
+  /// dynamic convolution, computed by evaluating it; empty if none found.
   std::string counterexample;
+  /// Refused without a counterexample: what the search tried.
+  std::string searchNote;
   /// The op at which the analysis gave up, if any.
   Operation *culprit = nullptr;
   /// Whether the dynamic convolution needs a bias shared by all experts.
   bool sharedBias = false;
+  /// With a shared bias: whether the gate rows sum to one, so that the bias
+  /// passes through the mixture unchanged (otherwise it is gate-summed).
+  bool gateRowsSumToOne = false;
 };
 
 /// Decides whether `op` equals a dynamic convolution (Theorem 4.1).

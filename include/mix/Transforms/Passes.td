@@ -17,18 +17,25 @@ def MixProveDynamicConvPass : Pass<"mix-prove-dynamic-conv"> {
     Theorem 4.1 of the cMoLLM paper: `sum_k g_k(x) E_k(x)` equals the dynamic
     1x1 convolution `x (sum_k g_k K_k)^T + sum_k g_k b_k` when
 
-    1. every expert is linear (or affine) in x: `E_k(x) = x K_k^T + b_k`;
-    2. the expert weights `K_k`, `b_k` do not depend on x; and
-    3. the gate rows sum to one wherever one bias is shared by all experts
-       (it must pass through `sum_k g_k` unchanged).
+    1. every expert is affine in x: `E_k(x) = x K_k^T + b_k`;
+    2. every expert acts on each token alone, with the same weights at every
+       position (no op moves data across tokens, no constant that varies
+       along them meets x); and
+    3. the expert weights `K_k`, `b_k` do not depend on x.
+
+    A bias shared by all experts leaves the mixture as `(sum_k g_k) c`: `c`
+    behind a gate whose rows sum to one, the gate-summed bias otherwise;
+    both are dynamic convolutions.
 
     The pass decides these facts for every `mix.mixture`, stacked or
     region-defined, by an abstract interpretation of the experts over the
-    lattice constant < linear < affine < nonlinear in x, and by following
-    the weights' use-def chains back to the input. It records the verdict as
-    the `mix.proof` attribute: `{status = "proved", facts = [...]}`, or
-    `{status = "refused", reason = "..."}` with a concrete counterexample
-    where the forms really differ. Each verdict is also reported as a remark.
+    lattice constant < linear < affine < nonlinear in x that also checks,
+    op by op, that every value of x keeps one row of features per token. It
+    records the verdict as the `mix.proof` attribute: `{status = "proved",
+    facts = [...]}`, or `{status = "refused", reason = "..."}` with a
+    counterexample computed by evaluating the mixture with the reference
+    interpreter (both values printed, and only when they differ). Each
+    verdict is also reported as a remark.
   }];
   let dependentDialects = ["::mlir::mix::MixDialect"];
 }
@@ -39,11 +46,15 @@ def MixMoEToDynamicConvPass : Pass<"mix-moe-to-dynamic-conv"> {
     Rewrites exactly the `mix.mixture` ops whose `mix.proof` says `proved` into
     `mix.dynamic_conv`, and no others: stacked mixtures map one to one; a
     region whose expert is one `mix.linear` of the input by a per-expert
-    weight (and bias) becomes stacked kernels. With `smt-check` (on by
-    default) every rewrite is first checked independently with the Z3 SMT
-    solver, as Alive2 checks LLVM peepholes: both forms are encoded over the
-    reals at small sizes and their equality proved; a failed check is an
-    error that prints the counterexample, and the mixture is left alone.
+    weight (and bias) becomes stacked kernels; any other proved region has
+    its kernels and biases computed from its weights by IR emitted before
+    the convolution (the region followed on affine forms `A x + c`). A
+    shared bias behind a gate whose rows need not sum to one becomes every
+    expert's bias. With `smt-check` (on by default) every rewrite is first
+    checked independently with the Z3 SMT solver, as Alive2 checks LLVM
+    peepholes: both forms are encoded over the reals at small sizes and
+    their equality proved; a rewrite Z3 does not confirm is not made, and a
+    remark says why. The pass never fails on valid input.
   }];
   let dependentDialects = ["::mlir::mix::MixDialect",
                            "::mlir::tensor::TensorDialect"];

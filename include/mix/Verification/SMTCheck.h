@@ -34,9 +34,10 @@ struct SMTCheckResult {
 /// computed from the same inputs) are equal over the reals. Values computed
 /// by ops the encoder does not know are free variables; the results of a
 /// softmax mix.gate are any rows of non-negative reals summing to one, those
-/// of a sigmoid gate any reals in (0, 1). Dimensions are shrunk to small
-/// sizes (token dimensions to 1) in a way that keeps every divisibility the
-/// verifiers rely on.
+/// of a sigmoid gate any reals in (0, 1); constants keep their values.
+/// Dimensions are shrunk to small sizes (token dimensions to 2) in a way that
+/// keeps every divisibility the verifiers rely on; a constant's sizes are
+/// not shrunk.
 SMTCheckResult checkEquivalence(Value source, Value target,
                                 unsigned timeoutMs = 10000);
 
