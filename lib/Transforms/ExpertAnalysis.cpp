@@ -258,6 +258,27 @@ RegionAnalysis::Info RegionAnalysis::transferAffine(Operation *nested,
           return {XDependence::Linear, false};
         return {XDependence::Affine, per};
       })
+      .Case([&](MatmulOp mm) -> Info {
+        // x (B*S, F) times a weight (F, o), or (o, F) transposed: a linear
+        // map of each token's row, like mix.linear.
+        Info lhs = in[0], rhs = in[1];
+        if (isX(rhs))
+          return fail(nested, XDependence::Nonlinear,
+                      "expert weights are not independent of x: the right "
+                      "operand of " +
+                          where + " is computed from the mixture input");
+        if (mm.getType().getRank() != 2 || mm.getTransposeLhs())
+          return fail(nested, XDependence::Nonlinear,
+                      "expert is not a 1x1 convolution: " + where +
+                          " multiplies a value of x other than as rows of "
+                          "tokens by one weight matrix (a batched or "
+                          "transposed product moves data across tokens or "
+                          "applies different weights to them)");
+        if (!checkLayout(nested, mm.getLhs()))
+          return {XDependence::Nonlinear, false};
+        return {lhs.dep, lhs.dep == XDependence::Affine &&
+                             (lhs.perExpert || rhs.perExpert)};
+      })
       .Case<AddOp, SubOp>([&](Operation *) -> Info {
         if (!checkElementwise())
           return {XDependence::Nonlinear, false};
@@ -287,6 +308,17 @@ RegionAnalysis::Info RegionAnalysis::transferAffine(Operation *nested,
         bool per = lin.dep == XDependence::Affine &&
                    (lin.perExpert || scale.perExpert);
         return {lin.dep, per};
+      })
+      .Case([&](ReduceSumOp sum) -> Info {
+        // A sum over each token's features alone is a linear map of it.
+        int64_t last = sum.getInput().getType().getRank() - 1;
+        if (sum.getDims() != ArrayRef<int64_t>{last})
+          return fail(nested, XDependence::Nonlinear,
+                      "expert is not a 1x1 convolution: " + where +
+                          " sums a value of x over token positions");
+        if (!checkLayout(nested, sum.getInput()))
+          return {XDependence::Nonlinear, false};
+        return in[0];
       })
       .Case<NegOp, StopGradientOp>([&](Operation *) { return in[0]; })
       .Case<ReshapeOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp>(

@@ -220,6 +220,28 @@ FailureOr<AffineForm> Extractor::transfer(Operation *def) {
         }
         return r;
       })
+      .Case([&](MatmulOp mm) -> FailureOr<AffineForm> {
+        // Rows of x times W (F, o), or W (o, F) with transpose_rhs: the
+        // map W^T (or W) of each row.
+        FailureOr<AffineForm> u = form(mm.getLhs());
+        FailureOr<Value> w = constant(mm.getRhs());
+        if (failed(u) || failed(w))
+          return failure();
+        bool t = mm.getTransposeRhs();
+        AffineForm r;
+        r.features = features(mm.getResult());
+        if (u->a)
+          r.a = pb.matmul(*w, u->a, /*transposeA=*/!t);
+        else
+          r.a = t ? *w : pb.transpose(*w, {1, 0});
+        if (u->c) {
+          r.c = pb.reshape(pb.matmul(*w, pb.reshape(u->c, {u->features, 1}),
+                                     /*transposeA=*/!t),
+                           {r.features});
+          r.perExpert = u->perExpert || perExpertConstant.lookup(mm.getRhs());
+        }
+        return r;
+      })
       .Case<AddOp, SubOp>([&](Operation *) -> FailureOr<AffineForm> {
         Value lhs = def->getOperand(0), rhs = def->getOperand(1);
         bool sub = isa<SubOp>(def);
@@ -298,6 +320,18 @@ FailureOr<AffineForm> Extractor::transfer(Operation *def) {
           r.c = isa<DivOp>(def) ? pb.div(c, *s) : pb.mul(c, *s);
           r.perExpert = u->perExpert || perExpertConstant.lookup(sv);
         }
+        return r;
+      })
+      .Case([&](ReduceSumOp sum) -> FailureOr<AffineForm> {
+        // The sum of each token's features: the rows of A and c summed.
+        FailureOr<AffineForm> u = form(sum.getInput());
+        if (failed(u))
+          return failure();
+        AffineForm r = *u;
+        r.features = 1;
+        r.a = pb.reduceSum(matrix(*u), {0});
+        if (u->c)
+          r.c = pb.reduceSum(u->c, {0});
         return r;
       })
       .Case([&](NegOp neg) -> FailureOr<AffineForm> {

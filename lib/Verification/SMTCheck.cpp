@@ -111,6 +111,8 @@ private:
   FailureOr<SymTensor> encodeSlice(SliceOp op);
   FailureOr<SymTensor> encodeConcat(ConcatOp op);
   FailureOr<SymTensor> encodeBroadcast(BroadcastOp op);
+  FailureOr<SymTensor> encodeReduceSum(ReduceSumOp op);
+  FailureOr<SymTensor> encodeTranspose(TransposeOp op);
   /// The encodings of \p lhs and \p rhs combined elementwise by \p fn.
   FailureOr<SymTensor> binary(Value lhs, Value rhs,
                               function_ref<z3::expr(z3::expr, z3::expr)> fn);
@@ -568,6 +570,44 @@ FailureOr<SymTensor> Encoder::encodeBroadcast(BroadcastOp op) {
   return r;
 }
 
+FailureOr<SymTensor> Encoder::encodeReduceSum(ReduceSumOp op) {
+  FailureOr<const SymTensor *> in = get(op.getInput());
+  if (failed(in))
+    return failure();
+  const SymTensor &x = **in;
+  SymTensor r;
+  r.shape = x.shape;
+  for (int64_t d : op.getDims())
+    r.shape[d] = 1;
+  r.elems.assign(r.numel(), ctx.real_val(0));
+  for (int64_t i = 0, e = x.numel(); i < e; ++i) {
+    SmallVector<int64_t> idx = unravel(i, x.shape);
+    int64_t j = broadcastIndex(r.shape, idx);
+    r.elems[j] = r.elems[j] + x.elems[i];
+  }
+  return r;
+}
+
+FailureOr<SymTensor> Encoder::encodeTranspose(TransposeOp op) {
+  FailureOr<const SymTensor *> in = get(op.getInput());
+  if (failed(in))
+    return failure();
+  const SymTensor &x = **in;
+  ArrayRef<int64_t> perm = op.getPermutation();
+  // Result dimension r is input dimension perm[r].
+  SymTensor r;
+  for (int64_t p : perm)
+    r.shape.push_back(x.shape[p]);
+  for (int64_t i = 0, e = r.numel(); i < e; ++i) {
+    SmallVector<int64_t> idx = unravel(i, r.shape);
+    SmallVector<int64_t> src(idx.size());
+    for (size_t d = 0; d < perm.size(); ++d)
+      src[perm[d]] = idx[d];
+    r.elems.push_back(x.elems[broadcastIndex(x.shape, src)]);
+  }
+  return r;
+}
+
 FailureOr<SymTensor> Encoder::encode(Operation *op, Value result) {
   if (auto lin = dyn_cast<LinearOp>(op))
     return encodeLinear(lin);
@@ -617,6 +657,10 @@ FailureOr<SymTensor> Encoder::encode(Operation *op, Value result) {
     return encodeConcat(concat);
   if (auto broadcast = dyn_cast<BroadcastOp>(op))
     return encodeBroadcast(broadcast);
+  if (auto sum = dyn_cast<ReduceSumOp>(op))
+    return encodeReduceSum(sum);
+  if (auto transpose = dyn_cast<TransposeOp>(op))
+    return encodeTranspose(transpose);
   DenseFPElementsAttr attr;
   if (matchPattern(result, m_Constant(&attr)))
     return encodeConstant(attr, result);
@@ -635,11 +679,11 @@ static void collectSizes(Value v, std::set<int64_t> &sizes,
     sizes.insert(t.getShape().begin(), t.getShape().end());
   Operation *def = v.getDefiningOp();
   // Only ops the encoder encodes matter; anything else is a free leaf.
-  if (!def ||
-      !isa<LinearOp, AddOp, SubOp, MulOp, DivOp, NegOp, ReluOp, GeluOp,
-           SigmoidOp, TanhOp, SiluOp, MixtureOp, DynamicConvOp,
-           tensor::CollapseShapeOp, tensor::ExpandShapeOp, ReshapeOp, MatmulOp,
-           SliceOp, ConcatOp, BroadcastOp, arith::ConstantOp>(def))
+  if (!def || !isa<LinearOp, AddOp, SubOp, MulOp, DivOp, NegOp, ReluOp, GeluOp,
+                   SigmoidOp, TanhOp, SiluOp, MixtureOp, DynamicConvOp,
+                   tensor::CollapseShapeOp, tensor::ExpandShapeOp, ReshapeOp,
+                   MatmulOp, SliceOp, ConcatOp, BroadcastOp, ReduceSumOp,
+                   TransposeOp, arith::ConstantOp>(def))
     return;
   if (!seen.insert(def))
     return;

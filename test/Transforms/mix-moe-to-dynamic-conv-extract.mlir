@@ -126,3 +126,22 @@ func.func @six_experts(%x: tensor<2x3x4xf32>, %g: tensor<2x3x6xf32>, %k: tensor<
   }
   return %u : tensor<2x3x5xf32>
 }
+
+// -----
+
+// The tokens flattened and multiplied by a weight matrix with mix.matmul:
+// the same map as mix.linear, K_k = W_k^T.
+// CHECK-LABEL: func @matmul
+// CHECK: mix.transpose %{{.*}} [1, 0] : tensor<4x5xf32> -> tensor<5x4xf32>
+// CHECK: mix.dynamic_conv
+// CHECK-NOT: mix.mixture
+func.func @matmul(%x: tensor<2x3x4xf32>, %g: tensor<2x3x2xf32>, %k: tensor<2x4x5xf32>) -> tensor<2x3x5xf32> {
+  %u = mix.mixture %x, %g experts(%k) : (tensor<2x3x4xf32>, tensor<2x3x2xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32> {
+  ^bb0(%xi: tensor<2x3x4xf32>, %kk: tensor<4x5xf32>):
+    %f = tensor.collapse_shape %xi [[0, 1], [2]] : tensor<2x3x4xf32> into tensor<6x4xf32>
+    %y = mix.matmul %f, %kk : (tensor<6x4xf32>, tensor<4x5xf32>) -> tensor<6x5xf32>
+    %e = tensor.expand_shape %y [[0, 1], [2]] output_shape [2, 3, 5] : tensor<6x5xf32> into tensor<2x3x5xf32>
+    mix.yield %e : tensor<2x3x5xf32>
+  }
+  return %u : tensor<2x3x5xf32>
+}

@@ -193,3 +193,19 @@ func.func @constant_gate(%x: tensor<2x4xf32>, %k: tensor<2x3x4xf32>, %c: tensor<
   %u = mix.mixture %x, %g kernels %k shared_bias %c : (tensor<2x4xf32>, tensor<2x2xf32>, tensor<2x3x4xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   return %u : tensor<2x3xf32>
 }
+
+// -----
+
+// A product with x on the right: each output mixes all tokens.
+// CHECK-LABEL: func @matmul_across_tokens
+// CHECK: status = "refused"
+func.func @matmul_across_tokens(%x: tensor<6x4xf32>, %g: tensor<6x2xf32>, %k: tensor<2x6x6xf32>) -> tensor<6x4xf32> {
+  // expected-remark @+1 {{refused: expert weights are not independent of x: the right operand of `mix.matmul` is computed from the mixture input; counterexample: with the gate and the weights held fixed, changing only token (0) of x changes the output at token (1)}}
+  %u = mix.mixture %x, %g experts(%k) : (tensor<6x4xf32>, tensor<6x2xf32>, tensor<2x6x6xf32>) -> tensor<6x4xf32> {
+  ^bb0(%xi: tensor<6x4xf32>, %kk: tensor<6x6xf32>):
+    // expected-note @+1 {{the failing op}}
+    %y = mix.matmul %kk, %xi : (tensor<6x6xf32>, tensor<6x4xf32>) -> tensor<6x4xf32>
+    mix.yield %y : tensor<6x4xf32>
+  }
+  return %u : tensor<6x4xf32>
+}

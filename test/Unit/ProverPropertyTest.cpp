@@ -135,7 +135,7 @@ private:
          std::vector<std::pair<std::string, int64_t>> &values,
          int choice = -1) {
     std::string t = tensor({b, s, f});
-    switch (choice >= 0 ? choice : pick(0, 8)) {
+    switch (choice >= 0 ? choice : pick(0, 10)) {
     case 0:
     case 1: { // per-expert linear, maybe with a per-expert or shared bias
       int64_t o = pick(2, 4);
@@ -198,6 +198,34 @@ private:
                                  t)),
               f};
     }
+    case 8: { // a product of the flattened tokens by a weight matrix
+      int64_t o = pick(2, 4), rows = b * s;
+      bool transposed = chance(0.5);
+      std::string w = transposed ? expertWeight({o, f}) : expertWeight({f, o});
+      std::string flatIn =
+          "tensor<" + std::to_string(rows) + "x" + std::to_string(f) + "xf32>";
+      std::string flatOut =
+          "tensor<" + std::to_string(rows) + "x" + std::to_string(o) + "xf32>";
+      std::string flat = emit(llvm::formatv(
+          "tensor.collapse_shape {0} [[0, 1], [2]] : {1} into {2}", v, t,
+          flatIn));
+      std::string mm = emit(
+          llvm::formatv("mix.matmul {0}, {1}{2} : ({3}, {4}) -> {5}", flat, w,
+                        transposed ? " transpose_rhs" : "", flatIn,
+                        transposed ? tensor({o, f}) : tensor({f, o}), flatOut));
+      return {emit(llvm::formatv("tensor.expand_shape {0} [[0, 1], [2]] "
+                                 "output_shape [{1}, {2}, {3}] : {4} into {5}",
+                                 mm, b, s, o, flatOut, tensor({b, s, o}))),
+              o};
+    }
+    case 9: { // the sum of each token's features, broadcast back
+      std::string sum = emit(llvm::formatv(
+          "mix.reduce_sum {0} dims [2] : {1} -> {2}", v, t, tensor({b, s, 1})));
+      std::string c = arg(tensor({1, 1, f}));
+      return {emit(llvm::formatv("mix.mul {0}, {1} : {2}, {3} -> {4}", sum, c,
+                                 tensor({b, s, 1}), tensor({1, 1, f}), t)),
+              f};
+    }
     default: { // the captured mixture input, mapped
       std::string w = expertWeight({f, d});
       std::string other =
@@ -229,7 +257,17 @@ private:
               f};
     }
     case 2:
-      return {emit(llvm::formatv("mix.prefix_mean {0} : {1}", v, t)), f};
+      if (chance(0.5))
+        return {emit(llvm::formatv("mix.prefix_mean {0} : {1}", v, t)), f};
+      else {
+        // the sum over the sequence, broadcast back to every position
+        std::string sum =
+            emit(llvm::formatv("mix.reduce_sum {0} dims [1] : {1} -> {2}", v, t,
+                               tensor({b, 1, f})));
+        return {emit(llvm::formatv("mix.broadcast {0} : {1} -> {2}", sum,
+                                   tensor({b, 1, f}), t)),
+                f};
+      }
     case 3: { // a scale that varies along the sequence
       std::string c = arg(tensor({1, s, 1}));
       return {emit(llvm::formatv("mix.mul {0}, {1} : {2}, {3} -> {2}", v, c, t,
