@@ -213,12 +213,18 @@ void mlir::mix::buildCUDAKernelsPipeline(
   addUpstreamPasses(pm, "func.func(lower-affine,canonicalize,cse),"
                         "gpu-kernel-outlining");
   pm.addPass(createMixMergeGPUModulesPass());
+  // The kernels take each memref as one pointer, as the host passes it
+  // (gpu-to-llvm{use-bare-pointers-for-host} in the host pipeline): with
+  // the default descriptors a kernel would read parameters past the end of
+  // the array cuLaunchKernel is given.
   addUpstreamPasses(
       pm, "nvvm-attach-target{module=" + std::string(kKernelModuleName) +
               " chip=" + options.chip + " features=" + options.features +
               " O=3},"
               "gpu.module(lower-affine,expand-strided-metadata,"
-              "convert-scf-to-cf,convert-gpu-to-nvvm,canonicalize,cse,"
+              "convert-scf-to-cf,"
+              "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1},"
+              "canonicalize,cse,"
               "reconcile-unrealized-casts)");
 }
 

@@ -354,9 +354,27 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                       intptr_t blockZ, int32_t smem, void *s, void **params,
                       void **extra, size_t paramsCount) {
   (void)s;
-  (void)paramsCount;
   if (!function || failed())
     return;
+  /* The host passes each argument as one pointer (a memref as its bare
+     data pointer); a kernel compiled for another convention would read
+     past the end of `params`. */
+  size_t offset = 0, size = 0;
+  if (paramsCount == 0 ||
+      cuFuncGetParamInfo((CUfunction)function, paramsCount - 1, &offset,
+                         &size) != CUDA_SUCCESS ||
+      cuFuncGetParamInfo((CUfunction)function, paramsCount, &offset, &size) ==
+          CUDA_SUCCESS) {
+    const char *name = NULL;
+    cuFuncGetName(&name, (CUfunction)function);
+    char detail[256];
+    snprintf(detail, sizeof detail,
+             "kernel %s does not take the %zu parameters the host passes "
+             "(the kernel and host code disagree on the calling convention)",
+             name ? name : "?", paramsCount);
+    setError("mgpuLaunchKernel", detail);
+    return;
+  }
   checkCu(cuLaunchKernel((CUfunction)function, (unsigned)gridX,
                          (unsigned)gridY, (unsigned)gridZ, (unsigned)blockX,
                          (unsigned)blockY, (unsigned)blockZ, (unsigned)smem,

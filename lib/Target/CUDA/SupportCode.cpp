@@ -28,5 +28,6 @@ SupportCode mlir::mix::getCUDASupportCode(const CUDAOptions &options) {
           : "-DMIXRT_MATMUL_COMPUTE=CUBLAS_COMPUTE_32F_FAST_TF32";
   return {kCUDASupportSource,
           {include, compute},
-          {lib, stubs, rpath, "-lcublasLt", "-lcuda"}};
+          {lib, stubs, rpath, "-lcublasLt", "-lcuda"},
+          /*extraSource=*/{}};
 }
