@@ -213,6 +213,14 @@ void mlir::mix::buildCUDAKernelsPipeline(
   addUpstreamPasses(pm, "func.func(lower-affine,canonicalize,cse),"
                         "gpu-kernel-outlining");
   pm.addPass(createMixMergeGPUModulesPass());
+  if (options.emulate) {
+    // The same kernels, as host functions the emulator runs a thread at a
+    // time, with every memory access checked.
+    addUpstreamPasses(pm, "gpu.module(generate-runtime-verification{"
+                          "verbose-level=0})");
+    pm.addPass(createMixEmulateKernelsPass());
+    return;
+  }
   // The kernels take each memref as one pointer, as the host passes it
   // (gpu-to-llvm{use-bare-pointers-for-host} in the host pipeline): with
   // the default descriptors a kernel would read parameters past the end of
@@ -239,8 +247,11 @@ void mlir::mix::buildCUDAAssemblePipeline(
 }
 
 void mlir::mix::buildCUDAHostToLLVMPipeline(OpPassManager &pm) {
+  // The math functions occur only in the kernels of an emulated package.
   addUpstreamPasses(pm, "func.func(expand-strided-metadata,lower-affine),"
                         "convert-scf-to-cf,"
+                        "convert-math-to-llvm,"
+                        "convert-math-to-libm,"
                         "convert-arith-to-llvm,"
                         "convert-index-to-llvm,"
                         "finalize-memref-to-llvm,"
@@ -251,13 +262,19 @@ void mlir::mix::buildCUDAHostToLLVMPipeline(OpPassManager &pm) {
                         "canonicalize");
 }
 
+void mlir::mix::buildCUDAEmulatorLaunchersPipeline(OpPassManager &pm) {
+  pm.addPass(createMixEmulatorLaunchersPass());
+}
+
 void mlir::mix::buildCUDACodegenPipeline(
     OpPassManager &pm, const CUDACodegenPipelineOptions &options) {
   buildBufferizePipeline(pm);
   buildCUDAKernelsPipeline(pm, options);
-  if (options.assemble)
+  if (options.assemble && !options.emulate)
     buildCUDAAssemblePipeline(pm, options);
   buildCUDAHostToLLVMPipeline(pm);
+  if (options.emulate)
+    buildCUDAEmulatorLaunchersPipeline(pm);
   // The host glue of the CUDA target is optimised as it always was.
   buildPackEntryPointsPipeline(pm, options.entryPoints, /*optnone=*/false);
 }
@@ -295,6 +312,11 @@ struct CUDACodegenCLOptions : PassPipelineOptions<CUDACodegenCLOptions> {
       llvm::cl::desc("Serialize the kernels to PTX and assemble them with "
                      "ptxas (needs the toolkit)"),
       llvm::cl::init(true)};
+  Option<bool> emulate{
+      *this, "emulate",
+      llvm::cl::desc("The kernels as host functions for the CUDA emulator "
+                     "(no NVVM, no toolkit)"),
+      llvm::cl::init(false)};
   ListOption<std::string> entryPoints{
       *this, "entry-points",
       llvm::cl::desc("Functions that must become packed entry points")};
@@ -331,6 +353,7 @@ void mlir::mix::registerMixPipelines() {
         options.chip = cl.chip;
         options.features = cl.features;
         options.assemble = cl.assemble;
+        options.emulate = cl.emulate;
         options.entryPoints.assign(cl.entryPoints.begin(),
                                    cl.entryPoints.end());
         buildCUDACodegenPipeline(pm, options);

@@ -67,6 +67,8 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
+  // Checks of every memory access (the CUDA emulator's kernels use them).
+  mlir::registerGenerateRuntimeVerificationPass();
   mlir::bufferization::registerBufferizationPasses();
   mlir::mix::registerMixPasses();
   mlir::mix::registerMixConversionPasses();

@@ -99,6 +99,11 @@ static cl::opt<std::string>
              cl::desc("--target cuda: the CUDA toolkit (bin/ptxas, include, "
                       "lib64; default $CUDA_HOME or /usr/local/cuda)"),
              cl::value_desc("DIR"), cl::cat(category));
+static cl::opt<bool> emulate(
+    "emulate",
+    cl::desc("--target cuda: the kernels as host functions for the CUDA "
+             "emulator (needs no toolkit; --emit only so far)"),
+    cl::cat(category));
 static cl::opt<MatmulPrecision> gpuMatmul(
     "gpu-matmul",
     cl::desc("--target cuda: the tensor-core precision of matrix products "
@@ -331,6 +336,15 @@ static int compile(int argc, char **argv) {
   if (target != Target::CUDA &&
       (gpuMatmul.getNumOccurrences() || cudaPath.getNumOccurrences()))
     return fail("--gpu-matmul and --cuda-path need --target cuda");
+  if (emulate && target != Target::CUDA)
+    return fail("--emulate needs --target cuda");
+  if (emulate && emit == Stage::PTX)
+    return fail("--emulate compiles the kernels for the host: there is no "
+                "PTX (--emit=gpu or --emit=llvm show them)");
+  if (emulate && emit == Stage::None)
+    return fail("--emulate packages need the CUDA emulation library, which "
+                "is not part of mixc yet; --emit=gpu or --emit=llvm show the "
+                "emulated kernels");
   if (streamShards < 1)
     return fail("--stream-shards must be at least 1, got " +
                 llvm::Twine(streamShards));
@@ -352,10 +366,13 @@ static int compile(int argc, char **argv) {
                 "plans one pool instead (--emit gpu shows its host code)");
   CUDAOptions cuda;
   if (target == Target::CUDA) {
-    llvm::Expected<std::string> toolkit = findCUDAToolkit(cudaPath);
-    if (!toolkit)
-      return fail(llvm::toString(toolkit.takeError()));
-    cuda.toolkitPath = *toolkit;
+    // The emulated kernels are compiled for the host: no ptxas.
+    if (!emulate) {
+      llvm::Expected<std::string> toolkit = findCUDAToolkit(cudaPath);
+      if (!toolkit)
+        return fail(llvm::toString(toolkit.takeError()));
+      cuda.toolkitPath = *toolkit;
+    }
     cuda.matmul = gpuMatmul;
     // On the GPU the products' operands are rounded by the tensor cores.
     if (precision == Precision::BF16) {
@@ -456,23 +473,27 @@ static int compile(int argc, char **argv) {
     options.toolkit = cuda.toolkitPath;
     options.chip = cuda.chip;
     options.features = cuda.features;
-    if (failed(phase("lower to kernels (NVVM)", [&](OpPassManager &pm) {
-          buildCUDAKernelsPipeline(pm, options);
-        })))
+    options.emulate = emulate;
+    if (failed(phase(
+            emulate ? "lower to kernels (emulated)" : "lower to kernels (NVVM)",
+            [&](OpPassManager &pm) { buildCUDAKernelsPipeline(pm, options); })))
       return fail("lowering '" + inputFile + "' to GPU kernels failed");
     if (stop(Stage::GPU))
       return 0;
-    if (failed(phase("kernels to PTX and cubin",
-                     [&](OpPassManager &pm) {
-                       buildCUDAAssemblePipeline(pm, options);
-                     })) ||
-        failed(getKernelImages(*module, ptx, cubin)))
+    if (!emulate && (failed(phase("kernels to PTX and cubin",
+                                  [&](OpPassManager &pm) {
+                                    buildCUDAAssemblePipeline(pm, options);
+                                  })) ||
+                     failed(getKernelImages(*module, ptx, cubin))))
       return fail("compiling the kernels of '" + inputFile + "' failed");
     if (emit == Stage::PTX) {
       llvm::outs() << ptx;
       return 0;
     }
     if (failed(phase("lower the host code", buildCUDAHostToLLVMPipeline)))
+      return fail("lowering the host code of '" + inputFile + "' failed");
+    if (emulate && failed(phase("the emulator's kernel entry points",
+                                buildCUDAEmulatorLaunchersPipeline)))
       return fail("lowering the host code of '" + inputFile + "' failed");
   } else {
     if (failed(phase("lower to the LLVM dialect", buildCPULowerToLLVMPipeline)))

@@ -88,6 +88,9 @@ struct CUDACodegenPipelineOptions {
   /// Serialize the kernels to PTX and assemble them with ptxas; without,
   /// the kernels stay in the NVVM dialect.
   bool assemble = true;
+  /// For the CUDA emulator: the kernels become host functions (with every
+  /// memory access checked) instead of NVVM; nothing is assembled.
+  bool emulate = false;
   std::vector<std::string> entryPoints;
 };
 
@@ -100,7 +103,11 @@ void buildCUDAAssemblePipeline(OpPassManager &pm,
                                const CUDACodegenPipelineOptions &options);
 /// The host side to the LLVM dialect.
 void buildCUDAHostToLLVMPipeline(OpPassManager &pm);
-/// Bufferize, kernels, assemble (if asked), host code to LLVM, pack.
+/// --emulate, after the host code: each emulated kernel's entry point for
+/// the emulator (mix-emulator-launchers).
+void buildCUDAEmulatorLaunchersPipeline(OpPassManager &pm);
+/// Bufferize, kernels, assemble (if asked, and not emulated), host code to
+/// LLVM (with the emulator's entry points if emulated), pack.
 void buildCUDACodegenPipeline(OpPassManager &pm,
                               const CUDACodegenPipelineOptions &options);
 

@@ -20,6 +20,7 @@
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/Transforms/RuntimeOpVerification.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -54,4 +55,7 @@ void mlir::mix::registerCUDACodegenDialects(DialectRegistry &registry) {
   registerGPUDialectTranslation(registry);
   registerNVVMDialectTranslation(registry);
   gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
+  // --emulate: generate-runtime-verification checks every memory access of
+  // the kernels.
+  memref::registerRuntimeVerifiableOpInterfaceExternalModels(registry);
 }

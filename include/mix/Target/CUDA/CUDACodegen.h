@@ -25,6 +25,14 @@ namespace mix {
 /// The gpu.module every kernel ends up in.
 constexpr const char *kKernelModuleName = "mix_kernels";
 
+/// --emulate: the object of gpu.binary @mix_kernels, where the device has a
+/// cubin; the emulator's cuModuleLoadData recognises it.
+constexpr const char *kEmulatorMarker = "MIXEMU01";
+/// --emulate: kernel `k` as a host function `__mixemu_k`, marked with the
+/// kernel's name.
+constexpr llvm::StringLiteral kEmulatedKernelPrefix = "__mixemu_";
+constexpr llvm::StringLiteral kEmulatedKernelAttr = "mix.emulated_kernel";
+
 /// How cuBLASLt computes the matrix products (float32 accumulation always).
 enum class MatmulPrecision { TF32, BF16 };
 

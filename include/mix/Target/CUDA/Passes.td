@@ -118,4 +118,48 @@ def MixAssembleKernelsPass
   ];
 }
 
+def MixEmulateKernelsPass
+    : Pass<"mix-emulate-kernels", "::mlir::ModuleOp"> {
+  let summary = "Turn the kernels into host functions for the CUDA emulator";
+  let description = [{
+    For `mixc --target cuda --emulate`, in place of the NVVM lowering: each
+    kernel `gpu.func @k` of `gpu.module @mix_kernels` (after every pass of
+    the CUDA pipeline) becomes a host function `func.func @__mixemu_k` with
+    the kernel's arguments followed by twelve `index` arguments, the thread
+    id, block id, block size and grid size in x, y, z, which replace
+    `gpu.thread_id`, `gpu.block_id`, `gpu.block_dim` and `gpu.grid_dim`.
+    `gpu.barrier` becomes a call of `mixemu_barrier()`; a runtime check
+    (`cf.assert`, from `generate-runtime-verification` run on the kernels
+    before this pass) becomes a call of `mixemu_fail(message)` with the
+    kernel's name in the message. The kernel's `known_block_size` and
+    `known_grid_size` are kept on the function, and `mix.emulated_kernel`
+    names the kernel. `gpu.module @mix_kernels` becomes a `gpu.binary` whose
+    object is the marker `MIXEMU01`, so the host code loads and launches
+    the kernels exactly as on the device (`mgpuModuleLoad`,
+    `mgpuModuleGetFunction`, `mgpuLaunchKernel`). Shuffles, subgroup
+    operations and workgroup or private memory are refused by name until
+    the emulator runs them.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect"];
+}
+
+def MixEmulatorLaunchersPass
+    : Pass<"mix-emulator-launchers", "::mlir::ModuleOp"> {
+  let summary = "Give each emulated kernel the entry point the emulator calls";
+  let description = [{
+    After the host code of an emulated package is in the LLVM dialect: for
+    every function marked `mix.emulated_kernel = "k"` (from
+    `mix-emulate-kernels`), emits `void mixemu_launch_k(void **params,
+    const int64_t ids[12])`, which reads each argument from `cuLaunchKernel`'s
+    parameter array (`params[i]` points at the i-th argument's value) and
+    the twelve ids, and runs one thread of the kernel; and the constant
+    `int64_t mixemu_nparams_k`, the number of parameters the kernel takes.
+    The emulator finds both by name.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // MIX_TARGET_CUDA_PASSES_TD
