@@ -190,6 +190,47 @@ llvm::Error mlir::mix::emitSharedLibrary(ModuleOp module, llvm::StringRef path,
       return error("cannot write '" + support + "': " + err.message());
     }
   }
+  // The support code's own headers and further files, in a directory next
+  // to the library for as long as the link takes.
+  llvm::SmallString<256> supportDir(path);
+  supportDir += ".support";
+  llvm::scope_exit removeSupportDir(
+      [&] { llvm::sys::fs::remove_directories(supportDir); });
+  llvm::SmallString<256> includeDir(supportDir);
+  llvm::sys::path::append(includeDir, "include");
+  std::vector<std::string> extraFiles;
+  auto writeFile = [&](llvm::StringRef dir, llvm::StringRef name,
+                       llvm::StringRef text) -> llvm::Error {
+    llvm::SmallString<256> file(dir);
+    llvm::sys::path::append(file, name);
+    if (std::error_code ec = llvm::sys::fs::create_directories(
+            llvm::sys::path::parent_path(file)))
+      return error("cannot create '" + llvm::sys::path::parent_path(file) +
+                   "': " + ec.message());
+    std::error_code ec;
+    llvm::raw_fd_ostream os(file, ec);
+    if (ec)
+      return error("cannot write '" + file + "': " + ec.message());
+    os << text;
+    os.close();
+    if (std::error_code err = os.error()) {
+      os.clear_error();
+      return error("cannot write '" + file + "': " + err.message());
+    }
+    return llvm::Error::success();
+  };
+  for (const auto &[name, text] : supportCode.headers)
+    if (llvm::Error e = writeFile(includeDir, name, text))
+      return e;
+  for (const auto &[name, text] : supportCode.sources) {
+    if (llvm::Error e = writeFile(supportDir, name, text))
+      return e;
+    llvm::SmallString<256> file(supportDir);
+    llvm::sys::path::append(file, name);
+    extraFiles.push_back(file.str().str());
+  }
+  std::string includeFlag = ("-I" + includeDir).str();
+
   llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName("clang-22");
   if (!cc)
     cc = llvm::sys::findProgramByName("clang");
@@ -198,9 +239,13 @@ llvm::Error mlir::mix::emitSharedLibrary(ModuleOp module, llvm::StringRef path,
                  "scripts/setup.sh)");
   std::string out = path.str();
   llvm::SmallVector<llvm::StringRef> args{*cc, "-shared", "-fPIC", "-O2"};
+  if (!supportCode.headers.empty())
+    args.push_back(includeFlag);
   args.append(supportCode.compileFlags.begin(), supportCode.compileFlags.end());
   args.append(objects.begin(), objects.end());
-  args.append({support, "-o", out});
+  args.push_back(support);
+  args.append(extraFiles.begin(), extraFiles.end());
+  args.append({"-o", out});
   args.append(supportCode.linkFlags.begin(), supportCode.linkFlags.end());
   args.push_back("-lm");
   // Every symbol the code and the support code call must resolve now: a

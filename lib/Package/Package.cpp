@@ -65,6 +65,8 @@ llvm::json::Value mlir::mix::manifestJSON(const PackageContents &c) {
                   {"params", std::move(params)}};
   if (c.streamShards > 1)
     manifest["stream_shards"] = c.streamShards;
+  if (c.emulated)
+    manifest["emulated"] = true;
   if (!c.library.empty()) {
     manifest["library"] = c.library;
     if (c.adamw)

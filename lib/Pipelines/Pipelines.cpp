@@ -213,6 +213,7 @@ void mlir::mix::buildCUDAKernelsPipeline(
   addUpstreamPasses(pm, "func.func(lower-affine,canonicalize,cse),"
                         "gpu-kernel-outlining");
   pm.addPass(createMixMergeGPUModulesPass());
+  pm.addPass(createMixKernelMemRefOffsetsPass());
   if (options.emulate) {
     // The same kernels, as host functions the emulator runs a thread at a
     // time, with every memory access checked.

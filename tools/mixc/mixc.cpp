@@ -101,8 +101,8 @@ static cl::opt<std::string>
              cl::value_desc("DIR"), cl::cat(category));
 static cl::opt<bool> emulate(
     "emulate",
-    cl::desc("--target cuda: the kernels as host functions for the CUDA "
-             "emulator (needs no toolkit; --emit only so far)"),
+    cl::desc("--target cuda: the kernels as host functions, the package "
+             "run by the CUDA emulator on the CPU (needs no toolkit)"),
     cl::cat(category));
 static cl::opt<MatmulPrecision> gpuMatmul(
     "gpu-matmul",
@@ -341,10 +341,6 @@ static int compile(int argc, char **argv) {
   if (emulate && emit == Stage::PTX)
     return fail("--emulate compiles the kernels for the host: there is no "
                 "PTX (--emit=gpu or --emit=llvm show them)");
-  if (emulate && emit == Stage::None)
-    return fail("--emulate packages need the CUDA emulation library, which "
-                "is not part of mixc yet; --emit=gpu or --emit=llvm show the "
-                "emulated kernels");
   if (streamShards < 1)
     return fail("--stream-shards must be at least 1, got " +
                 llvm::Twine(streamShards));
@@ -508,6 +504,7 @@ static int compile(int argc, char **argv) {
                            *proved, "model.so"};
   contents.adamw = *adamw;
   if (target == Target::CUDA) {
+    contents.emulated = emulate;
     contents.entryArgs = std::move(entryArgs);
     contents.precision = cuda.matmul == MatmulPrecision::BF16 ? "bf16" : "tf32";
   } else {
@@ -526,10 +523,11 @@ static int compile(int argc, char **argv) {
   TimingScope packageTimer = root.nest("write the package");
   if (llvm::Error e =
           writePackage(outputPath, contents, [&](llvm::StringRef dir) {
-            SupportCode support = target == Target::CUDA
-                                      ? getCUDASupportCode(cuda)
-                                      : getCPUSupportCode();
-            if (target == Target::CUDA) {
+            SupportCode support =
+                target == Target::CPU ? getCPUSupportCode()
+                : emulate             ? getCUDAEmulatorSupportCode(cuda)
+                                      : getCUDASupportCode(cuda);
+            if (target == Target::CUDA && !emulate) {
               if (llvm::Error e = writeFile(dir + "/kernels.ptx", ptx))
                 return e;
               if (llvm::Error e = writeFile(dir + "/kernels.cubin", cubin))

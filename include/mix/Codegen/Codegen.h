@@ -132,12 +132,17 @@ void convertMatmulsToLibraryCalls(ModuleOp module,
 /// What the host code of a package is linked with.
 struct SupportCode {
   /// C source compiled into the library.
-  const char *source;
+  const char *source = "";
   /// Extra compiler flags (include paths) and libraries (-L, -l, -rpath).
   std::vector<std::string> compileFlags, linkFlags;
   /// More C source, appended to `source` (the package's manifest:
   /// getManifestSource).
   std::string extraSource;
+  /// Headers the C files include, as (path under an include directory,
+  /// text); the directory is on the include path when they are compiled.
+  std::vector<std::pair<std::string, std::string>> headers;
+  /// More C files compiled and linked with `source`, as (file name, text).
+  std::vector<std::pair<std::string, std::string>> sources;
 };
 
 /// Translates an LLVM-dialect module to LLVM IR, optimises it for the host

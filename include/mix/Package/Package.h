@@ -57,6 +57,9 @@ struct PackageContents {
     double beta1, beta2, epsilon, weightDecay, maxGradNorm;
   };
   std::optional<AdamW> adamw = {};
+  /// A cuda package whose kernels run on the CUDA emulator, on the CPU
+  /// (mixc --emulate): recorded as `"emulated": true`.
+  bool emulated = false;
 };
 
 /// The manifest of a package, as JSON.

@@ -16,5 +16,8 @@ namespace {
 const char *mlir::mix::getSupportSource() { return kCPUSupportSource; }
 
 mlir::mix::SupportCode mlir::mix::getCPUSupportCode() {
-  return {getSupportSource(), {}, {"-ldnnl", "-lgomp"}, {}};
+  SupportCode code;
+  code.source = getSupportSource();
+  code.linkFlags = {"-ldnnl", "-lgomp"};
+  return code;
 }

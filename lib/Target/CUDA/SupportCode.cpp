@@ -15,6 +15,12 @@ using namespace mlir::mix;
 
 namespace {
 #include "CUDASupportSource.inc"
+
+struct EmbeddedFile {
+  const char *path;
+  const char *text;
+};
+#include "CUDAEmulatorFiles.inc"
 } // namespace
 
 SupportCode mlir::mix::getCUDASupportCode(const CUDAOptions &options) {
@@ -26,8 +32,32 @@ SupportCode mlir::mix::getCUDASupportCode(const CUDAOptions &options) {
       options.matmul == MatmulPrecision::BF16
           ? "-DMIXRT_MATMUL_COMPUTE=CUBLAS_COMPUTE_32F_FAST_16BF"
           : "-DMIXRT_MATMUL_COMPUTE=CUBLAS_COMPUTE_32F_FAST_TF32";
-  return {kCUDASupportSource,
-          {include, compute},
-          {lib, stubs, rpath, "-lcublasLt", "-lcuda"},
-          /*extraSource=*/{}};
+  SupportCode code;
+  code.source = kCUDASupportSource;
+  code.compileFlags = {include, compute};
+  code.linkFlags = {lib, stubs, rpath, "-lcublasLt", "-lcuda"};
+  return code;
+}
+
+SupportCode mlir::mix::getCUDAEmulatorSupportCode(const CUDAOptions &options) {
+  SupportCode code;
+  code.source = kCUDASupportSource;
+  code.compileFlags = {
+      options.matmul == MatmulPrecision::BF16
+          ? "-DMIXRT_MATMUL_COMPUTE=CUBLAS_COMPUTE_32F_FAST_16BF"
+          : "-DMIXRT_MATMUL_COMPUTE=CUBLAS_COMPUTE_32F_FAST_TF32"};
+  // The emulator's headers (its cuda.h and cublasLt.h among them) on the
+  // include path, its C files compiled beside the support code.
+  for (unsigned i = 0; i < kEmulatorFiles_count; ++i) {
+    llvm::StringRef path = kEmulatorFiles[i].path;
+    if (path.ends_with(".c"))
+      code.sources.emplace_back(path.str(), kEmulatorFiles[i].text);
+    else
+      code.headers.emplace_back(path.starts_with("include/")
+                                    ? path.drop_front(8).str()
+                                    : path.str(),
+                                kEmulatorFiles[i].text);
+  }
+  code.linkFlags = {"-ldl", "-lpthread"};
+  return code;
 }

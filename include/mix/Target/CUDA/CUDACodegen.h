@@ -102,6 +102,10 @@ LogicalResult getKernelImages(ModuleOp module, std::string &ptx,
 /// call, the device memory plan, cuBLASLt matrix products, and the
 /// mixrt_device_* functions the runtime moves data with.
 SupportCode getCUDASupportCode(const CUDAOptions &options);
+/// --emulate: the same support code over the CUDA emulator
+/// (runtime/emulator), which stands in for the driver, cuBLASLt and NCCL;
+/// no toolkit is needed.
+SupportCode getCUDAEmulatorSupportCode(const CUDAOptions &options);
 
 } // namespace mix
 } // namespace mlir

@@ -162,4 +162,20 @@ def MixEmulatorLaunchersPass
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def MixKernelMemRefOffsetsPass
+    : Pass<"mix-kernel-memref-offsets", "::mlir::ModuleOp"> {
+  let summary = "Pass a kernel's strided memref views as buffer and offset";
+  let description = [{
+    Kernels take each memref as one pointer (the bare-pointer convention the
+    host launches with), which needs a static layout. A view whose offset
+    or strides are only known at run time (a slice taken in a host loop) is
+    passed instead as its base buffer (a rank-0 memref, the pointer) and
+    its offset and dynamic strides as `index` arguments
+    (`memref.extract_strided_metadata` at each launch); the kernel rebuilds
+    the view with `memref.reinterpret_cast`. Runs on `gpu.module
+    @mix_kernels` and every `gpu.launch_func` of it.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 #endif // MIX_TARGET_CUDA_PASSES_TD

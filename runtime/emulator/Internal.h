@@ -1,0 +1,89 @@
+/*===- Internal.h - What the CUDA emulator's files share ----------*- C -*-===//
+ *
+ * The emulator (runtime/emulator) is split by API area: Driver.c (errors,
+ * the device, its context and streams), Memory.c (the device memory
+ * arena and copies), Launch.c (modules, kernel lookup and launches) and
+ * CublasLt.c (matrix products). This header is their common state: the
+ * error and context checks every driver call starts with, the arena's
+ * queries, and the profile counters. Not installed; not part of any ABI.
+ *
+ * The emulator is single-threaded: the support code calls it from one
+ * thread, and everything it runs is synchronous (a stream is only a
+ * handle: work is done before the call that queues it returns).
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef MIXEMU_INTERNAL_H
+#define MIXEMU_INTERNAL_H
+
+#include "mixemu/Emulator.h"
+
+#include <cuda.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define MIXEMU_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define MIXEMU_NORETURN __attribute__((noreturn))
+#else
+#define MIXEMU_PRINTF(f, a)
+#define MIXEMU_NORETURN
+#endif
+
+/* ---- Errors (Driver.c) ------------------------------------------------- */
+
+/* Returns status after recording it with its message (format may be NULL:
+   no details), which cuGetErrorString then gives for that status. */
+CUresult mixemuError(CUresult status, const char *format, ...)
+    MIXEMU_PRINTF(2, 3);
+
+/* Records the message of a failed call of a library over the driver
+   (cuBLASLt), which returns only a status, for mixemu_last_error, and
+   prints it to stderr: the status alone would not say what went wrong. */
+void mixemuLibraryError(const char *format, ...) MIXEMU_PRINTF(1, 2);
+
+/* Makes the context fail every later call with status and message, as a
+   device's does after a fault in a kernel. Keeps the first such error. */
+void mixemuSetSticky(CUresult status, const char *message);
+
+/* CUDA_SUCCESS when a call that needs the context may run: the driver is
+   initialized, a context is current and alive, and no fault is sticky.
+   Otherwise the error, recorded. */
+CUresult mixemuCheckContext(void);
+
+/* Whether the driver is initialized (cuInit). */
+int mixemuInitialized(void);
+
+/* CUDA_SUCCESS for a live stream (or a special one); else the error. */
+CUresult mixemuCheckStream(CUstream stream, const char *what);
+
+/* ---- Device memory (Memory.c) ------------------------------------------ */
+
+typedef struct {
+  uintptr_t base;
+  size_t size;     /* as asked for */
+  size_t mapped;   /* committed: size rounded up to pages */
+  uint64_t serial; /* numbers the allocations from 1, for messages */
+} MixEmuAllocation;
+
+/* The live allocation containing address p, or NULL. */
+const MixEmuAllocation *mixemuFindAllocation(uintptr_t p);
+
+/* Whether p lies in the device arena (live, freed or never allocated). */
+int mixemuInArena(uintptr_t p);
+
+/* CUDA_SUCCESS when [p, p + n) lies inside one live allocation; otherwise
+   CUDA_ERROR_INVALID_VALUE with a message naming `what` and the
+   allocation. n == 0 is always in range. */
+CUresult mixemuCheckRange(uintptr_t p, size_t n, const char *what);
+
+/* Describes p for a message ("allocation #3 of 1024 bytes at 0x..., byte
+   12", "12 bytes past the end of allocation #3 ...", "not device memory"). */
+void mixemuDescribeAddress(uintptr_t p, char *out, size_t size);
+
+/* ---- Profile ----------------------------------------------------------- */
+
+extern MixEmuProfile mixemuProfileCounters;
+
+#endif /* MIXEMU_INTERNAL_H */

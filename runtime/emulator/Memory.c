@@ -1,0 +1,370 @@
+/*===- Memory.c - The emulated device's memory and copies -----------------===//
+ *
+ * Part of the CUDA emulator (runtime/emulator). Device memory is one
+ * region of address space reserved at the first allocation (PROT_NONE,
+ * MAP_NORESERVE: it costs no memory until used), so that "device
+ * pointers" are real addresses the emulated kernels dereference directly,
+ * and yet the emulator can tell them from host memory:
+ *  - cuMemAlloc commits the pages of each allocation (read-write) where it
+ *    places it, page-aligned (so 256-byte aligned, as the driver
+ *    promises), with a guard gap of inaccessible pages after it, so that a
+ *    run past the end of a buffer faults instead of reading its
+ *    neighbour. Places are chosen next-fit, so freed memory is reused
+ *    late, which keeps a use after free more likely to fault;
+ *  - cuMemFree decommits the pages (they read as zero when reused) and
+ *    rejects what is not the start of a live allocation (double frees);
+ *  - every copy and memset must lie inside one live allocation, and a host
+ *    side must not be device memory: the error names the allocation and
+ *    by how much the range misses it;
+ *  - cuPointerGetAttribute(MEMORY_TYPE) answers DEVICE inside a live
+ *    allocation and CUDA_ERROR_INVALID_VALUE elsewhere, as the driver does
+ *    for unregistered host memory (the support code's mgpuMemcpy tells a
+ *    host constant from device memory this way).
+ * The total committed is limited to an H200's memory (143771 MiB).
+ *
+ *===----------------------------------------------------------------------===*/
+
+#define _GNU_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE */
+
+#include "Internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* What cudaGetDeviceProperties reports for an H200's HBM3e (141 GB). */
+static const uint64_t kDeviceMemory = (uint64_t)143771 << 20;
+/* The address space reserved; halved until the system grants it. */
+static const size_t kReserve = (size_t)256 << 30;
+static const size_t kMinReserve = (size_t)1 << 30;
+/* The inaccessible gap after each allocation. */
+static const size_t kGuard = (size_t)64 << 10;
+
+static uintptr_t arenaBegin, arenaEnd; /* [begin, end) reserved */
+static size_t pageSize, guardSize;
+static uint64_t limit, committed, serials;
+static uintptr_t cursor; /* where the next-fit search starts */
+
+/* The live allocations, sorted by base. */
+static MixEmuAllocation *allocations;
+static size_t count, capacity;
+
+static size_t roundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+static int reserveArena(void) {
+  if (arenaBegin)
+    return 1;
+  long page = sysconf(_SC_PAGESIZE);
+  pageSize = page > 0 ? (size_t)page : 4096;
+  guardSize = roundUp(kGuard, pageSize);
+  for (size_t size = kReserve; size >= kMinReserve; size /= 2) {
+    void *p = mmap(NULL, size, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+      continue;
+    arenaBegin = (uintptr_t)p;
+    arenaEnd = arenaBegin + size;
+    cursor = arenaBegin + guardSize; /* a guard before the first one too */
+    limit = kDeviceMemory < size / 2 ? kDeviceMemory : size / 2;
+    return 1;
+  }
+  return 0;
+}
+
+/* The number of allocations whose base is at most p. */
+static size_t upperBound(uintptr_t p) {
+  size_t lo = 0, hi = count;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (allocations[mid].base <= p)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+const MixEmuAllocation *mixemuFindAllocation(uintptr_t p) {
+  size_t i = upperBound(p);
+  if (i == 0)
+    return NULL;
+  const MixEmuAllocation *a = &allocations[i - 1];
+  return p - a->base < a->size ? a : NULL;
+}
+
+int mixemuInArena(uintptr_t p) { return p >= arenaBegin && p < arenaEnd; }
+
+/* Whether [p, p + n) meets the arena. */
+static int touchesArena(uintptr_t p, size_t n) {
+  return arenaBegin && p < arenaEnd && (p >= arenaBegin || arenaBegin - p < n);
+}
+
+static void describeAllocation(const MixEmuAllocation *a, char *out,
+                               size_t size) {
+  snprintf(out, size, "allocation #%llu (%zu bytes at 0x%llx)",
+           (unsigned long long)a->serial, a->size, (unsigned long long)a->base);
+}
+
+void mixemuDescribeAddress(uintptr_t p, char *out, size_t size) {
+  char what[128];
+  const MixEmuAllocation *a = mixemuFindAllocation(p);
+  if (a) {
+    describeAllocation(a, what, sizeof what);
+    snprintf(out, size, "byte %zu of %s", (size_t)(p - a->base), what);
+    return;
+  }
+  if (!mixemuInArena(p)) {
+    snprintf(out, size, "host memory, not device memory");
+    return;
+  }
+  size_t i = upperBound(p);
+  if (i > 0 &&
+      p - allocations[i - 1].base < allocations[i - 1].mapped + guardSize) {
+    describeAllocation(&allocations[i - 1], what, sizeof what);
+    snprintf(out, size, "%zu bytes past the end of %s",
+             (size_t)(p - allocations[i - 1].base - allocations[i - 1].size),
+             what);
+  } else if (i < count && allocations[i].base - p <= guardSize) {
+    describeAllocation(&allocations[i], what, sizeof what);
+    snprintf(out, size, "%zu bytes before %s",
+             (size_t)(allocations[i].base - p), what);
+  } else {
+    snprintf(out, size,
+             "device memory that is not allocated (freed, or "
+             "never allocated)");
+  }
+}
+
+CUresult mixemuCheckRange(uintptr_t p, size_t n, const char *what) {
+  if (n == 0)
+    return CUDA_SUCCESS;
+  char where[256];
+  const MixEmuAllocation *a = mixemuFindAllocation(p);
+  if (!a) {
+    mixemuDescribeAddress(p, where, sizeof where);
+    return mixemuError(CUDA_ERROR_INVALID_VALUE,
+                       "%s: 0x%llx is not in a live device allocation: it is "
+                       "%s",
+                       what, (unsigned long long)p, where);
+  }
+  size_t offset = (size_t)(p - a->base);
+  if (n > a->size - offset) {
+    describeAllocation(a, where, sizeof where);
+    return mixemuError(CUDA_ERROR_INVALID_VALUE,
+                       "%s: bytes [%zu, %zu) of %s: the range ends %zu bytes "
+                       "past the allocation's end",
+                       what, offset, offset + n, where, n - (a->size - offset));
+  }
+  return CUDA_SUCCESS;
+}
+
+/* The first gap of span bytes at or after `from`, gaps being the space
+   between allocations and their guards; 0 when there is none. */
+static uintptr_t findGap(uintptr_t from, size_t span) {
+  uintptr_t gapStart = arenaBegin + guardSize;
+  for (size_t i = 0; i <= count; ++i) {
+    uintptr_t gapEnd = i < count ? allocations[i].base : arenaEnd;
+    uintptr_t start = gapStart > from ? gapStart : from;
+    if (start <= gapEnd && gapEnd - start >= span)
+      return start;
+    if (i < count)
+      gapStart = allocations[i].base + allocations[i].mapped + guardSize;
+  }
+  return 0;
+}
+
+/* Room for one more allocation's record. */
+static int growAllocations(void) {
+  if (count < capacity)
+    return 1;
+  size_t next = capacity ? 2 * capacity : 256;
+  MixEmuAllocation *grown =
+      (MixEmuAllocation *)realloc(allocations, sizeof(MixEmuAllocation) * next);
+  if (!grown)
+    return 0;
+  allocations = grown;
+  capacity = next;
+  return 1;
+}
+
+CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize) {
+  CUresult status = mixemuCheckContext();
+  if (status != CUDA_SUCCESS)
+    return status;
+  if (!dptr || bytesize == 0)
+    return mixemuError(CUDA_ERROR_INVALID_VALUE, "cuMemAlloc: %s",
+                       dptr ? "0 bytes" : "no result");
+  if (!reserveArena())
+    return mixemuError(CUDA_ERROR_OUT_OF_MEMORY,
+                       "cuMemAlloc: the emulator could not reserve address "
+                       "space for the device's memory");
+  if (bytesize > limit || committed + roundUp(bytesize, pageSize) > limit)
+    return mixemuError(CUDA_ERROR_OUT_OF_MEMORY,
+                       "cuMemAlloc of %zu bytes: the device's %llu bytes "
+                       "hold only %llu more (%zu allocations are live)",
+                       bytesize, (unsigned long long)limit,
+                       (unsigned long long)(limit - committed), count);
+  size_t mapped = roundUp(bytesize, pageSize), span = mapped + guardSize;
+  uintptr_t base = findGap(cursor, span);
+  if (!base)
+    base = findGap(arenaBegin, span);
+  if (!base || !growAllocations())
+    return mixemuError(CUDA_ERROR_OUT_OF_MEMORY,
+                       "cuMemAlloc of %zu bytes: the emulator's address space "
+                       "or bookkeeping is exhausted",
+                       bytesize);
+  if (mprotect((void *)base, mapped, PROT_READ | PROT_WRITE) != 0)
+    return mixemuError(CUDA_ERROR_OUT_OF_MEMORY,
+                       "cuMemAlloc of %zu bytes: the host has no memory for "
+                       "it",
+                       bytesize);
+  size_t i = upperBound(base);
+  memmove(&allocations[i + 1], &allocations[i],
+          sizeof(MixEmuAllocation) * (count - i));
+  MixEmuAllocation a = {base, bytesize, mapped, ++serials};
+  allocations[i] = a;
+  ++count;
+  committed += mapped;
+  cursor = base + span;
+  *dptr = (CUdeviceptr)base;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemFree(CUdeviceptr dptr) {
+  CUresult status = mixemuCheckContext();
+  if (status != CUDA_SUCCESS || dptr == 0)
+    return status;
+  uintptr_t p = (uintptr_t)dptr;
+  size_t i = upperBound(p);
+  if (i == 0 || allocations[i - 1].base != p) {
+    char where[256];
+    mixemuDescribeAddress(p, where, sizeof where);
+    return mixemuError(CUDA_ERROR_INVALID_VALUE,
+                       "cuMemFree of 0x%llx, which is not the start of a live "
+                       "allocation: it is %s",
+                       (unsigned long long)p, where);
+  }
+  MixEmuAllocation *a = &allocations[i - 1];
+  /* Mapping the range afresh drops its pages and makes it inaccessible. */
+  if (mmap((void *)a->base, a->mapped, PROT_NONE,
+           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
+           0) == MAP_FAILED)
+    return mixemuError(CUDA_ERROR_UNKNOWN, "cuMemFree: mmap failed");
+  committed -= a->mapped;
+  memmove(a, a + 1, sizeof(MixEmuAllocation) * (count - i));
+  --count;
+  return CUDA_SUCCESS;
+}
+
+/* The checks every copy starts with. */
+static CUresult beginCopy(CUstream stream, const char *what) {
+  CUresult status = mixemuCheckContext();
+  return status != CUDA_SUCCESS ? status : mixemuCheckStream(stream, what);
+}
+
+static CUresult checkHost(const void *p, size_t n, const char *what) {
+  if (!p)
+    return mixemuError(CUDA_ERROR_INVALID_VALUE, "%s: a null host pointer",
+                       what);
+  if (touchesArena((uintptr_t)p, n))
+    return mixemuError(CUDA_ERROR_INVALID_VALUE,
+                       "%s: the host memory at %p is device memory", what, p);
+  return CUDA_SUCCESS;
+}
+
+static void count1(int kind, size_t bytes) {
+  ++mixemuProfileCounters.copies[kind];
+  mixemuProfileCounters.copyBytes[kind] += bytes;
+}
+
+CUresult cuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void *srcHost,
+                           size_t ByteCount, CUstream hStream) {
+  const char *what = "cuMemcpyHtoDAsync";
+  CUresult status = beginCopy(hStream, what);
+  if (status != CUDA_SUCCESS || ByteCount == 0)
+    return status;
+  if ((status = checkHost(srcHost, ByteCount, "cuMemcpyHtoDAsync source")) !=
+          CUDA_SUCCESS ||
+      (status = mixemuCheckRange((uintptr_t)dstDevice, ByteCount,
+                                 "cuMemcpyHtoDAsync destination")) !=
+          CUDA_SUCCESS)
+    return status;
+  memcpy((void *)(uintptr_t)dstDevice, srcHost, ByteCount);
+  count1(0, ByteCount);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr srcDevice,
+                           size_t ByteCount, CUstream hStream) {
+  CUresult status = beginCopy(hStream, "cuMemcpyDtoHAsync");
+  if (status != CUDA_SUCCESS || ByteCount == 0)
+    return status;
+  if ((status = checkHost(dstHost, ByteCount,
+                          "cuMemcpyDtoHAsync destination")) != CUDA_SUCCESS ||
+      (status = mixemuCheckRange((uintptr_t)srcDevice, ByteCount,
+                                 "cuMemcpyDtoHAsync source")) != CUDA_SUCCESS)
+    return status;
+  memcpy(dstHost, (const void *)(uintptr_t)srcDevice, ByteCount);
+  count1(1, ByteCount);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyDtoDAsync(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+                           size_t ByteCount, CUstream hStream) {
+  CUresult status = beginCopy(hStream, "cuMemcpyDtoDAsync");
+  if (status != CUDA_SUCCESS || ByteCount == 0)
+    return status;
+  if ((status = mixemuCheckRange((uintptr_t)srcDevice, ByteCount,
+                                 "cuMemcpyDtoDAsync source")) != CUDA_SUCCESS ||
+      (status = mixemuCheckRange((uintptr_t)dstDevice, ByteCount,
+                                 "cuMemcpyDtoDAsync destination")) !=
+          CUDA_SUCCESS)
+    return status;
+  memmove((void *)(uintptr_t)dstDevice, (const void *)(uintptr_t)srcDevice,
+          ByteCount);
+  count1(2, ByteCount);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N,
+                          CUstream hStream) {
+  CUresult status = beginCopy(hStream, "cuMemsetD32Async");
+  if (status != CUDA_SUCCESS || N == 0)
+    return status;
+  if (dstDevice % 4 != 0 || N > SIZE_MAX / 4)
+    return mixemuError(CUDA_ERROR_INVALID_VALUE,
+                       "cuMemsetD32Async: 0x%llx is not 4-byte aligned or "
+                       "%zu words are too many",
+                       (unsigned long long)dstDevice, N);
+  if ((status = mixemuCheckRange((uintptr_t)dstDevice, 4 * N,
+                                 "cuMemsetD32Async")) != CUDA_SUCCESS)
+    return status;
+  uint32_t *words = (uint32_t *)(uintptr_t)dstDevice;
+  for (size_t i = 0; i < N; ++i)
+    words[i] = ui;
+  ++mixemuProfileCounters.memsets;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
+                               CUdeviceptr ptr) {
+  if (!mixemuInitialized())
+    return mixemuError(CUDA_ERROR_NOT_INITIALIZED,
+                       "the driver is used before cuInit");
+  if (!data || attribute != CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
+    return mixemuError(CUDA_ERROR_INVALID_VALUE,
+                       "cuPointerGetAttribute: only the memory type is "
+                       "emulated");
+  if (!mixemuFindAllocation((uintptr_t)ptr)) {
+    char where[256];
+    mixemuDescribeAddress((uintptr_t)ptr, where, sizeof where);
+    return mixemuError(CUDA_ERROR_INVALID_VALUE,
+                       "cuPointerGetAttribute: 0x%llx is %s",
+                       (unsigned long long)ptr, where);
+  }
+  CUmemorytype type = CU_MEMORYTYPE_DEVICE;
+  memcpy(data, &type, sizeof type);
+  return CUDA_SUCCESS;
+}
