@@ -523,10 +523,9 @@ static int compile(int argc, char **argv) {
   TimingScope packageTimer = root.nest("write the package");
   if (llvm::Error e =
           writePackage(outputPath, contents, [&](llvm::StringRef dir) {
-            SupportCode support =
-                target == Target::CPU ? getCPUSupportCode()
-                : emulate             ? getCUDAEmulatorSupportCode(cuda)
-                                      : getCUDASupportCode(cuda);
+            SupportCode support = target == Target::CPU ? getCPUSupportCode()
+                                  : emulate ? getCUDAEmulatorSupportCode(cuda)
+                                            : getCUDASupportCode(cuda);
             if (target == Target::CUDA && !emulate) {
               if (llvm::Error e = writeFile(dir + "/kernels.ptx", ptx))
                 return e;

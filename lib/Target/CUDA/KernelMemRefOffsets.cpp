@@ -84,9 +84,9 @@ struct MixKernelMemRefOffsetsPass
     for (unsigned i : llvm::reverse(args)) {
       BlockArgument old = entry.getArgument(i);
       auto type = cast<MemRefType>(old.getType());
-      auto bufferType = MemRefType::get({}, type.getElementType(),
-                                        MemRefLayoutAttrInterface(),
-                                        type.getMemorySpace());
+      auto bufferType =
+          MemRefType::get({}, type.getElementType(),
+                          MemRefLayoutAttrInterface(), type.getMemorySpace());
       unsigned n = numLayoutValues(type);
       BlockArgument buffer = entry.insertArgument(i, bufferType, loc);
       SmallVector<Value> layout;
@@ -104,9 +104,9 @@ struct MixKernelMemRefOffsetsPass
                                    : OpFoldResult(b.getIndexAttr(s)));
       for (int64_t s : type.getShape())
         sizeValues.push_back(b.getIndexAttr(s));
-      Value view = memref::ReinterpretCastOp::create(
-          b, loc, type, buffer, OpFoldResult(layout[0]), sizeValues,
-          strideValues);
+      Value view = memref::ReinterpretCastOp::create(b, loc, type, buffer,
+                                                     OpFoldResult(layout[0]),
+                                                     sizeValues, strideValues);
       old.replaceAllUsesWith(view);
       entry.eraseArgument(i + 1 + n);
     }

@@ -53,10 +53,9 @@ SupportCode mlir::mix::getCUDAEmulatorSupportCode(const CUDAOptions &options) {
     if (path.ends_with(".c"))
       code.sources.emplace_back(path.str(), kEmulatorFiles[i].text);
     else
-      code.headers.emplace_back(path.starts_with("include/")
-                                    ? path.drop_front(8).str()
-                                    : path.str(),
-                                kEmulatorFiles[i].text);
+      code.headers.emplace_back(
+          path.starts_with("include/") ? path.drop_front(8).str() : path.str(),
+          kEmulatorFiles[i].text);
   }
   code.linkFlags = {"-ldl", "-lpthread"};
   return code;
