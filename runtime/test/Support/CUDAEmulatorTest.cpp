@@ -48,6 +48,8 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                       intptr_t blockZ, int32_t smem, void *s, void **params,
                       void **extra, size_t paramsCount);
 void mgpuMemcpy(void *dst, void *src, size_t size, void *s);
+void *mgpuMemAlloc(uint64_t size, CUstream s, bool isHostShared);
+void mgpuMemFree(void *ptr, CUstream s);
 }
 
 namespace {
@@ -457,6 +459,46 @@ TEST(CUDAEmulatorDeathTest, KernelFaultNamesTheKernelAndSticks) {
               "cuLaunchKernel: CUDA_ERROR_ILLEGAL_ADDRESS \\(kernel "
               "fails_at_5: memref.store index 5 out of \\[0, 5\\) \\(block "
               "1, thread 1\\)\\)");
+}
+
+// The first call of an entry point allocates for real and plans one pool;
+// a later call that allocates what the plan does not hold is an error, as
+// it would be on the device (no allocation inside a step).
+TEST(CUDAEmulatorDeathTest, AllocationBeyondThePlanIsAnError) {
+  setUpEmulator();
+  EXPECT_EXIT(reportAndExit([] {
+                mixrt_device_begin(0);
+                mgpuMemFree(mgpuMemAlloc(64, nullptr, false), nullptr);
+                if (mixrt_device_end() != 0)
+                  return;
+                std::fprintf(stderr, "planned\n");
+                mixrt_device_begin(0);
+                void *same = mgpuMemAlloc(64, nullptr, false);
+                std::fprintf(stderr, "from the pool: %s\n",
+                             same ? "yes" : "no");
+                // One buffer more than the first call had.
+                void *extra = mgpuMemAlloc(64, nullptr, false);
+                std::fprintf(stderr, "extra: %p\n", extra);
+                mixrt_device_end();
+              }),
+              ::testing::ExitedWithCode(0),
+              "planned.*from the pool: yes.*extra: \\(nil\\).*device "
+              "error: device memory plan: this call allocated differently "
+              "from the first call of the entry point");
+}
+
+TEST(CUDAEmulatorDeathTest, FewerAllocationsThanThePlanAreAnError) {
+  setUpEmulator();
+  EXPECT_EXIT(reportAndExit([] {
+                mixrt_device_begin(1);
+                mgpuMemFree(mgpuMemAlloc(256, nullptr, false), nullptr);
+                mixrt_device_end();
+                mixrt_device_begin(1);
+                mixrt_device_end();
+              }),
+              ::testing::ExitedWithCode(0),
+              "device error: device memory plan: this call allocated fewer "
+              "buffers than the first call");
 }
 
 TEST(CUDAEmulatorDeathTest, OversizedBlockIsRejected) {
