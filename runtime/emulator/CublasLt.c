@@ -398,8 +398,8 @@ static int operandInRange(char which, const void *p, cublasLtMatrixLayout_t l) {
   return 0;
 }
 
-cublasStatus_t
-cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
+static cublasStatus_t
+emuMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
                const void *alpha, const void *A, cublasLtMatrixLayout_t Adesc,
                const void *B, cublasLtMatrixLayout_t Bdesc, const void *beta,
                const void *C, cublasLtMatrixLayout_t Cdesc, void *D,
@@ -478,4 +478,21 @@ cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
   ++mixemuProfileCounters.matmuls;
   mixemuProfileCounters.matmulFlops += 2 * s.m * s.n * s.k * (uint64_t)s.batch;
   return CUBLAS_STATUS_SUCCESS;
+}
+
+/* The product reads and writes device memory; the host may not. */
+cublasStatus_t
+cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
+               const void *alpha, const void *A, cublasLtMatrixLayout_t Adesc,
+               const void *B, cublasLtMatrixLayout_t Bdesc, const void *beta,
+               const void *C, cublasLtMatrixLayout_t Cdesc, void *D,
+               cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t *algo,
+               void *workspace, size_t workspaceSizeInBytes,
+               cudaStream_t stream) {
+  mixemuDeviceAccess(1);
+  cublasStatus_t status = emuMatmul(
+      lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D,
+      Ddesc, algo, workspace, workspaceSizeInBytes, stream);
+  mixemuDeviceAccess(0);
+  return status;
 }

@@ -82,6 +82,15 @@ CUresult mixemuCheckRange(uintptr_t p, size_t n, const char *what);
    12", "12 bytes past the end of allocation #3 ...", "not device memory"). */
 void mixemuDescribeAddress(uintptr_t p, char *out, size_t size);
 
+/* Makes the live allocations accessible (on != 0), for the emulator's own
+   work on device memory (copies, memsets, kernels, products), or
+   inaccessible again (on == 0), so that host code that dereferences a
+   device pointer between those calls faults; a handler of SIGSEGV then
+   reports the address and its allocation before the fault takes its
+   course. MIXEMU_HOST_ACCESS_CHECK=0 leaves the memory accessible (for a
+   debugger). */
+void mixemuDeviceAccess(int on);
+
 /* ---- Profile ----------------------------------------------------------- */
 
 extern MixEmuProfile mixemuProfileCounters;

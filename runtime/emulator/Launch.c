@@ -394,7 +394,7 @@ static CUresult checkLimits(const struct CUfunc_st *f, const unsigned g[3],
   return CUDA_SUCCESS;
 }
 
-CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX,
+static CUresult emuLaunchKernel(CUfunction f, unsigned int gridDimX,
                         unsigned int gridDimY, unsigned int gridDimZ,
                         unsigned int blockDimX, unsigned int blockDimY,
                         unsigned int blockDimZ, unsigned int sharedMemBytes,
@@ -435,4 +435,19 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX,
   mixemuProfileCounters.threads +=
       (uint64_t)g[0] * g[1] * g[2] * b[0] * b[1] * b[2];
   return CUDA_SUCCESS;
+}
+
+/* The kernels may touch device memory while they run; the host may not. */
+CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX,
+                        unsigned int gridDimY, unsigned int gridDimZ,
+                        unsigned int blockDimX, unsigned int blockDimY,
+                        unsigned int blockDimZ, unsigned int sharedMemBytes,
+                        CUstream hStream, void **kernelParams, void **extra) {
+  mixemuDeviceAccess(1);
+  CUresult status = emuLaunchKernel(f, gridDimX, gridDimY, gridDimZ,
+                                    blockDimX, blockDimY, blockDimZ,
+                                    sharedMemBytes, hStream, kernelParams,
+                                    extra);
+  mixemuDeviceAccess(0);
+  return status;
 }

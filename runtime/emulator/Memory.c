@@ -28,6 +28,7 @@
 
 #include "Internal.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,60 @@ static int reserveArena(void) {
     return 1;
   }
   return 0;
+}
+
+/* ---- The host kept out of device memory -------------------------------- */
+
+/* Whether the check is on (-1: not decided yet), and whether the live
+   allocations are accessible now. */
+static int hostCheck = -1;
+static int accessible = 1;
+static struct sigaction previousSegv;
+
+/* A fault in the arena while the host runs: say so, then let the fault
+   take its course (the previous handler, or the default). */
+static void onSegv(int sig, siginfo_t *info, void *context) {
+  (void)context;
+  uintptr_t p = (uintptr_t)info->si_addr;
+  if (!accessible && mixemuInArena(p)) {
+    char where[256], line[512];
+    mixemuDescribeAddress(p, where, sizeof where);
+    int n = snprintf(line, sizeof line,
+                     "CUDA emulator: the host dereferenced device memory "
+                     "at 0x%llx (%s); only kernels, copies and products may "
+                     "touch it\n",
+                     (unsigned long long)p, where);
+    if (n > 0)
+      (void)!write(2, line, (size_t)n < sizeof line ? (size_t)n
+                                                     : sizeof line - 1);
+  }
+  (void)sig;
+  sigaction(SIGSEGV, &previousSegv, NULL);
+}
+
+static void decideHostCheck(void) {
+  if (hostCheck >= 0)
+    return;
+  const char *env = getenv("MIXEMU_HOST_ACCESS_CHECK");
+  hostCheck = !(env && strcmp(env, "0") == 0);
+  if (!hostCheck)
+    return;
+  struct sigaction action;
+  memset(&action, 0, sizeof action);
+  action.sa_sigaction = onSegv;
+  action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGSEGV, &action, &previousSegv);
+}
+
+static void protectAll(int prot);
+
+void mixemuDeviceAccess(int on) {
+  decideHostCheck();
+  if (!hostCheck || accessible == !!on)
+    return;
+  accessible = !!on;
+  protectAll(on ? PROT_READ | PROT_WRITE : PROT_NONE);
 }
 
 /* The number of allocations whose base is at most p. */
@@ -176,6 +231,11 @@ static uintptr_t findGap(uintptr_t from, size_t span) {
 }
 
 /* Room for one more allocation's record. */
+static void protectAll(int prot) {
+  for (size_t i = 0; i < count; ++i)
+    mprotect((void *)allocations[i].base, allocations[i].mapped, prot);
+}
+
 static int growAllocations(void) {
   if (count < capacity)
     return 1;
@@ -220,6 +280,9 @@ CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize) {
                        "cuMemAlloc of %zu bytes: the host has no memory for "
                        "it",
                        bytesize);
+  decideHostCheck();
+  if (!accessible) /* the host is running: keep it out */
+    mprotect((void *)base, mapped, PROT_NONE);
   size_t i = upperBound(base);
   memmove(&allocations[i + 1], &allocations[i],
           sizeof(MixEmuAllocation) * (count - i));
@@ -279,7 +342,7 @@ static void count1(int kind, size_t bytes) {
   mixemuProfileCounters.copyBytes[kind] += bytes;
 }
 
-CUresult cuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void *srcHost,
+static CUresult emuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void *srcHost,
                            size_t ByteCount, CUstream hStream) {
   const char *what = "cuMemcpyHtoDAsync";
   CUresult status = beginCopy(hStream, what);
@@ -296,7 +359,7 @@ CUresult cuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void *srcHost,
   return CUDA_SUCCESS;
 }
 
-CUresult cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr srcDevice,
+static CUresult emuMemcpyDtoHAsync(void *dstHost, CUdeviceptr srcDevice,
                            size_t ByteCount, CUstream hStream) {
   CUresult status = beginCopy(hStream, "cuMemcpyDtoHAsync");
   if (status != CUDA_SUCCESS || ByteCount == 0)
@@ -311,7 +374,7 @@ CUresult cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr srcDevice,
   return CUDA_SUCCESS;
 }
 
-CUresult cuMemcpyDtoDAsync(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+static CUresult emuMemcpyDtoDAsync(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
                            size_t ByteCount, CUstream hStream) {
   CUresult status = beginCopy(hStream, "cuMemcpyDtoDAsync");
   if (status != CUDA_SUCCESS || ByteCount == 0)
@@ -328,7 +391,7 @@ CUresult cuMemcpyDtoDAsync(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
   return CUDA_SUCCESS;
 }
 
-CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N,
+static CUresult emuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N,
                           CUstream hStream) {
   CUresult status = beginCopy(hStream, "cuMemsetD32Async");
   if (status != CUDA_SUCCESS || N == 0)
@@ -367,4 +430,36 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
   CUmemorytype type = CU_MEMORYTYPE_DEVICE;
   memcpy(data, &type, sizeof type);
   return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void *srcHost,
+                           size_t ByteCount, CUstream hStream) {
+  mixemuDeviceAccess(1);
+  CUresult status = emuMemcpyHtoDAsync(dstDevice, srcHost, ByteCount, hStream);
+  mixemuDeviceAccess(0);
+  return status;
+}
+
+CUresult cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr srcDevice,
+                           size_t ByteCount, CUstream hStream) {
+  mixemuDeviceAccess(1);
+  CUresult status = emuMemcpyDtoHAsync(dstHost, srcDevice, ByteCount, hStream);
+  mixemuDeviceAccess(0);
+  return status;
+}
+
+CUresult cuMemcpyDtoDAsync(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+                           size_t ByteCount, CUstream hStream) {
+  mixemuDeviceAccess(1);
+  CUresult status = emuMemcpyDtoDAsync(dstDevice, srcDevice, ByteCount, hStream);
+  mixemuDeviceAccess(0);
+  return status;
+}
+
+CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N,
+                          CUstream hStream) {
+  mixemuDeviceAccess(1);
+  CUresult status = emuMemsetD32Async(dstDevice, ui, N, hStream);
+  mixemuDeviceAccess(0);
+  return status;
 }

@@ -501,6 +501,36 @@ TEST(CUDAEmulatorDeathTest, FewerAllocationsThanThePlanAreAnError) {
               "buffers than the first call");
 }
 
+// Between the emulator's calls, device memory is inaccessible: host code
+// that dereferences a device pointer (which on a GPU reads garbage or
+// faults) is stopped, and the address and its allocation are named.
+TEST(CUDAEmulatorDeathTest, HostDereferencingDeviceMemoryIsReported) {
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  GTEST_SKIP() << "ASan handles SIGSEGV itself";
+#endif
+#endif
+  setUpEmulator();
+  EXPECT_DEATH(
+      {
+        CUdeviceptr p = 0;
+        float one = 1;
+        if (cuMemAlloc(&p, 64) != CUDA_SUCCESS ||
+            cuMemcpyHtoDAsync(p, &one, sizeof one, nullptr) != CUDA_SUCCESS)
+          std::_Exit(0);
+        // Through the emulator, the value is there...
+        float back = 0;
+        if (cuMemcpyDtoHAsync(&back, p, sizeof back, nullptr) != CUDA_SUCCESS ||
+            back != 1)
+          std::_Exit(0);
+        // ...but the host may not read it itself.
+        volatile float *direct = reinterpret_cast<volatile float *>(p);
+        std::fprintf(stderr, "read %g\n", double(*direct));
+      },
+      "the host dereferenced device memory at 0x[0-9a-f]+ \\(byte 0 of "
+      "allocation #[0-9]+ \\(64 bytes");
+}
+
 TEST(CUDAEmulatorDeathTest, OversizedBlockIsRejected) {
   setUpEmulator();
   EXPECT_EXIT(reportAndExit([] {
