@@ -108,11 +108,14 @@ private:
   FailureOr<SymTensor> encodeReshape(Operation *op, Value result);
   FailureOr<SymTensor> encodeConstant(DenseFPElementsAttr attr, Value result);
   FailureOr<SymTensor> encodeMatmul(MatmulOp op);
-  FailureOr<SymTensor> encodeSlice(SliceOp op);
   FailureOr<SymTensor> encodeConcat(ConcatOp op);
-  FailureOr<SymTensor> encodeBroadcast(BroadcastOp op);
   FailureOr<SymTensor> encodeReduceSum(ReduceSumOp op);
-  FailureOr<SymTensor> encodeTranspose(TransposeOp op);
+  /// An op whose every result element is an element of its input: slices,
+  /// broadcasts, transposes. Result element `idx` (of the shrunk result
+  /// type) is input element `source(idx)`.
+  FailureOr<SymTensor>
+  encodeGather(Value input, Value result,
+               function_ref<SmallVector<int64_t>(ArrayRef<int64_t>)> source);
   /// The encodings of \p lhs and \p rhs combined elementwise by \p fn.
   FailureOr<SymTensor> binary(Value lhs, Value rhs,
                               function_ref<z3::expr(z3::expr, z3::expr)> fn);
@@ -509,28 +512,6 @@ FailureOr<SymTensor> Encoder::encodeMatmul(MatmulOp op) {
   return r;
 }
 
-FailureOr<SymTensor> Encoder::encodeSlice(SliceOp op) {
-  FailureOr<const SymTensor *> in = get(op.getInput());
-  if (failed(in))
-    return failure();
-  const SymTensor &x = **in;
-  FailureOr<SmallVector<int64_t>> shape = shrunk(op.getType());
-  if (failed(shape))
-    return failure();
-  SymTensor r;
-  r.shape = std::move(*shape);
-  int64_t dim = op.getDim(), offset = op.getOffset();
-  if (dim >= static_cast<int64_t>(x.shape.size()) ||
-      r.shape.size() != x.shape.size() || offset + r.shape[dim] > x.shape[dim])
-    return fail("a slice does not survive shrinking");
-  for (int64_t i = 0, e = r.numel(); i < e; ++i) {
-    SmallVector<int64_t> idx = unravel(i, r.shape);
-    idx[dim] += offset;
-    r.elems.push_back(x.elems[broadcastIndex(x.shape, idx)]);
-  }
-  return r;
-}
-
 FailureOr<SymTensor> Encoder::encodeConcat(ConcatOp op) {
   FailureOr<const SymTensor *> as = get(op.getLhs());
   if (failed(as))
@@ -555,21 +536,6 @@ FailureOr<SymTensor> Encoder::encodeConcat(ConcatOp op) {
   return r;
 }
 
-FailureOr<SymTensor> Encoder::encodeBroadcast(BroadcastOp op) {
-  FailureOr<const SymTensor *> in = get(op.getInput());
-  if (failed(in))
-    return failure();
-  const SymTensor &x = **in;
-  FailureOr<SmallVector<int64_t>> shape = shrunk(op.getType());
-  if (failed(shape))
-    return failure();
-  SymTensor r;
-  r.shape = std::move(*shape);
-  for (int64_t i = 0, e = r.numel(); i < e; ++i)
-    r.elems.push_back(x.elems[broadcastIndex(x.shape, unravel(i, r.shape))]);
-  return r;
-}
-
 FailureOr<SymTensor> Encoder::encodeReduceSum(ReduceSumOp op) {
   FailureOr<const SymTensor *> in = get(op.getInput());
   if (failed(in))
@@ -588,22 +554,27 @@ FailureOr<SymTensor> Encoder::encodeReduceSum(ReduceSumOp op) {
   return r;
 }
 
-FailureOr<SymTensor> Encoder::encodeTranspose(TransposeOp op) {
-  FailureOr<const SymTensor *> in = get(op.getInput());
+FailureOr<SymTensor> Encoder::encodeGather(
+    Value input, Value result,
+    function_ref<SmallVector<int64_t>(ArrayRef<int64_t>)> source) {
+  FailureOr<const SymTensor *> in = get(input);
   if (failed(in))
     return failure();
   const SymTensor &x = **in;
-  ArrayRef<int64_t> perm = op.getPermutation();
-  // Result dimension r is input dimension perm[r].
+  FailureOr<SmallVector<int64_t>> shape = shrunk(result.getType());
+  if (failed(shape))
+    return failure();
   SymTensor r;
-  for (int64_t p : perm)
-    r.shape.push_back(x.shape[p]);
+  r.shape = std::move(*shape);
   for (int64_t i = 0, e = r.numel(); i < e; ++i) {
-    SmallVector<int64_t> idx = unravel(i, r.shape);
-    SmallVector<int64_t> src(idx.size());
-    for (size_t d = 0; d < perm.size(); ++d)
-      src[perm[d]] = idx[d];
-    r.elems.push_back(x.elems[broadcastIndex(x.shape, src)]);
+    SmallVector<int64_t> from = source(unravel(i, r.shape));
+    if (from.size() != x.shape.size() ||
+        llvm::any_of(llvm::zip(from, x.shape), [](auto p) {
+          auto [at, size] = p;
+          return at >= size && size != 1;
+        }))
+      return fail("an element does not survive shrinking");
+    r.elems.push_back(x.elems[broadcastIndex(x.shape, from)]);
   }
   return r;
 }
@@ -652,15 +623,29 @@ FailureOr<SymTensor> Encoder::encode(Operation *op, Value result) {
   if (auto matmul = dyn_cast<MatmulOp>(op))
     return encodeMatmul(matmul);
   if (auto slice = dyn_cast<SliceOp>(op))
-    return encodeSlice(slice);
+    return encodeGather(slice.getInput(), result, [&](ArrayRef<int64_t> idx) {
+      SmallVector<int64_t> from(idx);
+      from[slice.getDim()] += slice.getOffset();
+      return from;
+    });
   if (auto concat = dyn_cast<ConcatOp>(op))
     return encodeConcat(concat);
   if (auto broadcast = dyn_cast<BroadcastOp>(op))
-    return encodeBroadcast(broadcast);
+    // broadcastIndex pins the input's size-1 dimensions to 0.
+    return encodeGather(
+        broadcast.getInput(), result,
+        [](ArrayRef<int64_t> idx) { return SmallVector<int64_t>(idx); });
   if (auto sum = dyn_cast<ReduceSumOp>(op))
     return encodeReduceSum(sum);
   if (auto transpose = dyn_cast<TransposeOp>(op))
-    return encodeTranspose(transpose);
+    // Result dimension d is input dimension permutation[d].
+    return encodeGather(
+        transpose.getInput(), result, [&](ArrayRef<int64_t> idx) {
+          SmallVector<int64_t> from(idx.size());
+          for (auto [d, p] : llvm::enumerate(transpose.getPermutation()))
+            from[p] = idx[d];
+          return from;
+        });
   DenseFPElementsAttr attr;
   if (matchPattern(result, m_Constant(&attr)))
     return encodeConstant(attr, result);
