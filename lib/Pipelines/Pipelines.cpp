@@ -214,6 +214,9 @@ void mlir::mix::buildCUDAKernelsPipeline(
                         "gpu-kernel-outlining");
   pm.addPass(createMixMergeGPUModulesPass());
   pm.addPass(createMixKernelMemRefOffsetsPass());
+  // What the profile reports: the bytes each kernel moves, as estimated
+  // from the kernels the device (or the emulator) runs.
+  pm.addPass(createMixRecordKernelTrafficPass());
   if (options.emulate) {
     // The same kernels, as host functions the emulator runs a thread at a
     // time, with every memory access checked.
@@ -269,7 +272,10 @@ void mlir::mix::buildCUDAEmulatorLaunchersPipeline(OpPassManager &pm) {
 
 void mlir::mix::buildCUDACodegenPipeline(
     OpPassManager &pm, const CUDACodegenPipelineOptions &options) {
-  buildBufferizePipeline(pm);
+  if (options.bufferize)
+    buildBufferizePipeline(pm);
+  else
+    pm.addPass(createMixRecordEntrySignaturesPass());
   buildCUDAKernelsPipeline(pm, options);
   if (options.assemble && !options.emulate)
     buildCUDAAssemblePipeline(pm, options);
@@ -318,6 +324,12 @@ struct CUDACodegenCLOptions : PassPipelineOptions<CUDACodegenCLOptions> {
       llvm::cl::desc("The kernels as host functions for the CUDA emulator "
                      "(no NVVM, no toolkit)"),
       llvm::cl::init(false)};
+  Option<bool> bufferize{
+      *this, "bufferize",
+      llvm::cl::desc("Bufferize first (the input is linalg on tensors); "
+                     "without, the input is on buffers, its kernels in the "
+                     "gpu dialect"),
+      llvm::cl::init(true)};
   ListOption<std::string> entryPoints{
       *this, "entry-points",
       llvm::cl::desc("Functions that must become packed entry points")};
@@ -355,6 +367,7 @@ void mlir::mix::registerMixPipelines() {
         options.features = cl.features;
         options.assemble = cl.assemble;
         options.emulate = cl.emulate;
+        options.bufferize = cl.bufferize;
         options.entryPoints.assign(cl.entryPoints.begin(),
                                    cl.entryPoints.end());
         buildCUDACodegenPipeline(pm, options);

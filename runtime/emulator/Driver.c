@@ -9,8 +9,10 @@
  *    the emulator's diagnosis (which kernel, which allocation) into the
  *    package's error. A fault in a kernel is sticky: every later call
  *    fails with it, as a device's context does;
- *  - one device, 0, an H200 as far as its attributes go (compute
- *    capability 9.0, its launch limits), with its primary context; calls
+ *  - the devices of an HGX H200 node, 0 to 7, each an H200 as far as its
+ *    attributes go (compute capability 9.0, its launch limits), with its
+ *    primary context; a process uses one (each rank of a data-parallel
+ *    run its local rank's), and they share the one arena of Memory.c; calls
  *    that need the context check that cuInit ran and a context is
  *    current, as the driver does, so that the support code's order of
  *    calls is checked too;
@@ -143,12 +145,17 @@ CUresult cuGetErrorString(CUresult error, const char **pStr) {
 
 /* ---- The device and its primary context -------------------------------- */
 
+/* The devices: a node's, so that each local rank of a data-parallel run
+   finds its own (mix-run picks the local rank's). */
+enum { kDevices = 8 };
+
 struct CUctx_st {
   int retained; /* cuDevicePrimaryCtxRetain minus Release */
+  CUdevice device;
 };
 
 static int initialized;
-static struct CUctx_st primary;
+static struct CUctx_st primary[kDevices];
 static CUcontext current;
 
 int mixemuInitialized(void) { return initialized; }
@@ -163,10 +170,11 @@ static CUresult checkDevice(CUdevice dev) {
   CUresult status = checkInitialized();
   if (status != CUDA_SUCCESS)
     return status;
-  return dev == 0
+  return dev >= 0 && dev < kDevices
              ? CUDA_SUCCESS
              : mixemuError(CUDA_ERROR_INVALID_DEVICE,
-                           "device %d: the emulator has one device, 0", dev);
+                           "device %d: the emulator has devices 0 to %d", dev,
+                           kDevices - 1);
 }
 
 CUresult mixemuCheckContext(void) {
@@ -253,8 +261,9 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
     return status;
   if (!pctx)
     return mixemuError(CUDA_ERROR_INVALID_VALUE, NULL);
-  ++primary.retained;
-  *pctx = &primary;
+  primary[dev].device = dev;
+  ++primary[dev].retained;
+  *pctx = &primary[dev];
   return CUDA_SUCCESS;
 }
 
@@ -262,11 +271,11 @@ CUresult cuDevicePrimaryCtxRelease(CUdevice dev) {
   CUresult status = checkDevice(dev);
   if (status != CUDA_SUCCESS)
     return status;
-  if (!primary.retained)
+  if (!primary[dev].retained)
     return mixemuError(CUDA_ERROR_INVALID_CONTEXT,
                        "cuDevicePrimaryCtxRelease: the primary context is not "
                        "retained");
-  --primary.retained;
+  --primary[dev].retained;
   return CUDA_SUCCESS;
 }
 
@@ -274,7 +283,10 @@ CUresult cuCtxSetCurrent(CUcontext ctx) {
   CUresult status = checkInitialized();
   if (status != CUDA_SUCCESS)
     return status;
-  if (ctx && ctx != &primary)
+  int known = !ctx;
+  for (int d = 0; d < kDevices; ++d)
+    known |= ctx == &primary[d];
+  if (!known)
     return mixemuError(CUDA_ERROR_INVALID_CONTEXT,
                        "cuCtxSetCurrent: not a context of the emulator");
   if (ctx && !ctx->retained)
@@ -293,7 +305,7 @@ CUresult cuCtxGetDevice(CUdevice *device) {
                        "cuCtxGetDevice: no context is current");
   if (!device)
     return mixemuError(CUDA_ERROR_INVALID_VALUE, NULL);
-  *device = 0;
+  *device = current->device;
   return CUDA_SUCCESS;
 }
 

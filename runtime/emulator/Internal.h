@@ -2,7 +2,8 @@
  *
  * The emulator (runtime/emulator) is split by API area: Driver.c (errors,
  * the device, its context and streams), Memory.c (the device memory
- * arena and copies), Launch.c (modules, kernel lookup and launches) and
+ * arena and copies), Launch.c (modules, kernel lookup and launches),
+ * Fibers.c (a block's threads as fibers, for barriers and shuffles) and
  * CublasLt.c (matrix products). This header is their common state: the
  * error and context checks every driver call starts with, the arena's
  * queries, and the profile counters. Not installed; not part of any ABI.
@@ -90,6 +91,40 @@ void mixemuDescribeAddress(uintptr_t p, char *out, size_t size);
    course. MIXEMU_HOST_ACCESS_CHECK=0 leaves the memory accessible (for a
    debugger). */
 void mixemuDeviceAccess(int on);
+
+/* ---- Launches (Launch.c) and fibers (Fibers.c) ------------------------- */
+
+/* The name of the kernel being run, or NULL outside a launch. */
+const char *mixemuRunningKernel(void);
+
+/* The thread whose code runs now, named in the messages of failures. */
+void mixemuSetRunningThread(const MixEmuThread *thread);
+
+/* Ends the running launch with status: message (prefixed with the
+   kernel's name unless it starts with it; followed by the running
+   thread's block and thread if withThread) becomes the context's sticky
+   error. From a fiber it switches to the scheduler first, which then
+   leaves the launch; from the launch's own stack it leaves at once. */
+void mixemuEndLaunch(CUresult status, const char *message,
+                     int withThread) MIXEMU_NORETURN;
+
+/* Leaves the running launch, whose error is recorded, from the launch's
+   own stack (the scheduler's, never a fiber's): cuLaunchKernel returns. */
+void mixemuLeaveLaunch(void) MIXEMU_NORETURN;
+
+/* Runs every thread of one block as a fiber of its own, switching at
+   barriers and shuffles, until all have returned. `first` holds the
+   block's ids (the thread ids are set here), sizes and shared memory;
+   threads is their number. A divergent barrier or shuffle, or a failure
+   in a thread, ends the launch (mixemuEndLaunch). */
+void mixemuRunBlockOnFibers(mixemu_launch_fn launch, void **params,
+                            const MixEmuThread *first, unsigned threads);
+
+/* Whether a fiber of mixemuRunBlockOnFibers is running (not its
+   scheduler), and, from one, the switch back to the scheduler after a
+   failure: the fiber is abandoned and the launch ends. */
+int mixemuOnFiber(void);
+void mixemuAbandonFiber(void) MIXEMU_NORETURN;
 
 /* ---- Profile ----------------------------------------------------------- */
 

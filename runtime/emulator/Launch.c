@@ -13,19 +13,24 @@
  *    else among the kernels registered with mixemu_register_kernel. Found
  *    kernels are kept in a hash table, since the host code looks its
  *    kernel up before every launch.
+ *    A kernel's static shared memory size and flags (mixemu_shared_bytes_k,
+ *    mixemu_flags_k) are found the same way, and are 0 when absent.
  * cuLaunchKernel rejects what an H200 rejects (more than 1024 threads per
  * block, block dimensions over (1024, 1024, 64), grid dimensions over
- * (2^31 - 1, 65535, 65535), over 48 KiB of dynamic shared memory, an empty
- * dimension), with a message naming the kernel, then runs the grid on the
- * calling thread: the blocks in order, and each block's threads one after
- * another (x fastest, then y, then z). This is exact for kernels without
- * barriers, which are all of the compiler's today; a barrier needs the
- * threads of a block on fibers, not done yet, and ends the launch with an
- * error (mixemu_barrier).
+ * (2^31 - 1, 65535, 65535), over 48 KiB of static and dynamic shared
+ * memory together, an empty dimension), with a message naming the kernel,
+ * then runs the grid on the calling thread, the blocks in order. Each
+ * block's shared memory is one window of 48 KiB, filled with 0xFF bytes
+ * before the block runs (Emulator.h). A kernel whose threads never wait
+ * for each other runs its block's threads one after another (x fastest,
+ * then y, then z), which is exact for it and fast; one marked
+ * MIXEMU_KERNEL_SYNCHRONIZES (it has barriers or shuffles) runs them as
+ * fibers (Fibers.c), in the same order until each waits.
  * A failed check in a kernel (mixemu_fail) longjmps back here, out of the
  * kernel's frames (generated code, which holds no resources), and makes
  * the fault sticky: cuLaunchKernel returns CUDA_ERROR_ILLEGAL_ADDRESS and
- * every later call fails with the message, block and thread.
+ * every later call fails with the message, block and thread. From a fiber
+ * it first switches back to the scheduler's stack, which is this one.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -35,9 +40,12 @@
 
 #include <dlfcn.h>
 #include <setjmp.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* ---- Modules ----------------------------------------------------------- */
 
@@ -99,6 +107,8 @@ struct CUfunc_st {
   char *name;
   mixemu_launch_fn launch;
   int64_t nparams;
+  int64_t sharedBytes;    /* static shared memory */
+  int64_t flags;          /* MIXEMU_KERNEL_* */
   int registered;         /* from mixemu_register_kernel */
   struct CUfunc_st *next; /* in its hash bucket */
 };
@@ -106,7 +116,7 @@ struct CUfunc_st {
 typedef struct Registration {
   char *name;
   mixemu_launch_fn launch;
-  int64_t nparams;
+  int64_t nparams, sharedBytes, flags;
   struct Registration *next;
 } Registration;
 
@@ -138,7 +148,14 @@ static char *copyString(const char *s) {
 
 int mixemu_register_kernel(const char *name, mixemu_launch_fn launch,
                            int64_t nparams) {
-  if (!name || !launch || nparams < 0)
+  return mixemu_register_kernel_ex(name, launch, nparams, 0, 0);
+}
+
+int mixemu_register_kernel_ex(const char *name, mixemu_launch_fn launch,
+                              int64_t nparams, int64_t sharedBytes,
+                              int64_t flags) {
+  if (!name || !launch || nparams < 0 || sharedBytes < 0 ||
+      sharedBytes > MIXEMU_SHARED_WINDOW_BYTES)
     return -1;
   Registration *r = registrations;
   while (r && strcmp(r->name, name) != 0)
@@ -154,37 +171,51 @@ int mixemu_register_kernel(const char *name, mixemu_launch_fn launch,
   }
   r->launch = launch;
   r->nparams = nparams;
+  r->sharedBytes = sharedBytes;
+  r->flags = flags;
   struct CUfunc_st *f = cached(name);
   if (f && f->registered) {
     f->launch = launch;
     f->nparams = nparams;
+    f->sharedBytes = sharedBytes;
+    f->flags = flags;
   }
   return 0;
 }
 
-/* Kernel `name` among the symbols of the object this file is linked into.
-   Returns 1 when found, 0 when not, -1 when the launch function is there
-   without its parameter count. */
-static int findExported(const char *name, mixemu_launch_fn *launch,
-                        int64_t *nparams) {
+/* The int64_t constant `prefix``name` exported by self, or `absent`. */
+static int64_t exportedConstant(void *self, const char *prefix,
+                                const char *name, int64_t absent) {
+  char symbol[sizeof MIXEMU_SHARED_BYTES_PREFIX + kMaxName];
+  snprintf(symbol, sizeof symbol, "%s%s", prefix, name);
+  const int64_t *value = (const int64_t *)dlsym(self, symbol);
+  return value ? *value : absent;
+}
+
+/* Kernel `name` among the symbols of the object this file is linked into:
+   its launch function in f->launch and its constants in f. Returns 1 when
+   found, 0 when not, -1 when the launch function is there without its
+   parameter count. */
+static int findExported(const char *name, struct CUfunc_st *f) {
   Dl_info info;
   if (!dladdr((void *)&findExported, &info) || !info.dli_fname)
     return 0;
   void *self = dlopen(info.dli_fname, RTLD_NOLOAD | RTLD_LAZY);
   if (!self)
     return 0;
-  char symbol[sizeof MIXEMU_NPARAMS_PREFIX + kMaxName];
+  char symbol[sizeof MIXEMU_LAUNCH_PREFIX + kMaxName];
   snprintf(symbol, sizeof symbol, MIXEMU_LAUNCH_PREFIX "%s", name);
   void *function = dlsym(self, symbol);
-  snprintf(symbol, sizeof symbol, MIXEMU_NPARAMS_PREFIX "%s", name);
-  const int64_t *count = (const int64_t *)dlsym(self, symbol);
+  f->nparams = exportedConstant(self, MIXEMU_NPARAMS_PREFIX, name, -1);
+  /* Absent: none, and no flags. */
+  f->sharedBytes = exportedConstant(self, MIXEMU_SHARED_BYTES_PREFIX, name, 0);
+  f->flags = exportedConstant(self, MIXEMU_FLAGS_PREFIX, name, 0);
   dlclose(self);
   if (!function)
     return 0;
-  if (!count)
+  if (f->nparams < 0)
     return -1;
-  *launch = (mixemu_launch_fn)function;
-  *nparams = *count;
+  f->launch = (mixemu_launch_fn)function;
   return 1;
 }
 
@@ -207,9 +238,8 @@ CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod,
     return mixemuError(CUDA_ERROR_NOT_FOUND,
                        "cuModuleGetFunction: a kernel name of %zu bytes",
                        strlen(name));
-  mixemu_launch_fn launch = NULL;
-  int64_t nparams = 0;
-  int registered = 0, found = findExported(name, &launch, &nparams);
+  struct CUfunc_st kernel = {0};
+  int registered = 0, found = findExported(name, &kernel);
   if (found < 0)
     return mixemuError(CUDA_ERROR_NOT_FOUND,
                        "the package exports " MIXEMU_LAUNCH_PREFIX "%s but "
@@ -225,8 +255,10 @@ CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod,
           "the package has no kernel %s (no symbol " MIXEMU_LAUNCH_PREFIX
           "%s, and none registered)",
           name, name);
-    launch = r->launch;
-    nparams = r->nparams;
+    kernel.launch = r->launch;
+    kernel.nparams = r->nparams;
+    kernel.sharedBytes = r->sharedBytes;
+    kernel.flags = r->flags;
     registered = 1;
   }
   if (!(f = (struct CUfunc_st *)malloc(sizeof *f)) ||
@@ -234,8 +266,10 @@ CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod,
     free(f);
     return mixemuError(CUDA_ERROR_OUT_OF_MEMORY, "cuModuleGetFunction");
   }
-  f->launch = launch;
-  f->nparams = nparams;
+  f->launch = kernel.launch;
+  f->nparams = kernel.nparams;
+  f->sharedBytes = kernel.sharedBytes;
+  f->flags = kernel.flags;
   f->registered = registered;
   unsigned bucket = hashName(name);
   f->next = functions[bucket];
@@ -270,13 +304,21 @@ CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex,
 /* The launch in progress: what mixemu_fail needs to end it. */
 static struct {
   struct CUfunc_st *function; /* NULL outside a launch */
-  int64_t ids[MIXEMU_NUM_IDS];
-  CUresult status; /* why it ended early */
+  const MixEmuThread *thread; /* the one running, named in messages */
+  CUresult status;            /* why it ended early */
   jmp_buf exit;
 } running;
 
+const char *mixemuRunningKernel(void) {
+  return running.function ? running.function->name : NULL;
+}
+
+void mixemuSetRunningThread(const MixEmuThread *thread) {
+  running.thread = thread;
+}
+
 static void describeThread(char *out, size_t size) {
-  const int64_t *id = running.ids;
+  const int64_t *id = running.thread->ids;
   if (id[MIXEMU_ID_GDIM_Y] == 1 && id[MIXEMU_ID_GDIM_Z] == 1 &&
       id[MIXEMU_ID_BDIM_Y] == 1 && id[MIXEMU_ID_BDIM_Z] == 1)
     snprintf(out, size, "block %lld, thread %lld",
@@ -288,26 +330,33 @@ static void describeThread(char *out, size_t size) {
              (long long)id[MIXEMU_ID_TID_Y], (long long)id[MIXEMU_ID_TID_Z]);
 }
 
-/* Ends the running launch with status: the message (prefixed with the
-   kernel's name unless it starts with it) and the thread become the
-   context's sticky error. */
-static void endLaunch(CUresult status, const char *message) MIXEMU_NORETURN;
-static void endLaunch(CUresult status, const char *message) {
+void mixemuLeaveLaunch(void) { longjmp(running.exit, 1); }
+
+void mixemuEndLaunch(CUresult status, const char *message, int withThread) {
   const char *name = running.function->name;
   size_t length = strlen(name);
   int named = strncmp(message, "kernel ", 7) == 0 &&
               strncmp(message + 7, name, length) == 0 &&
               (message[7 + length] == ':' || message[7 + length] == ' ' ||
                message[7 + length] == 0);
-  char where[128], text[1024];
-  describeThread(where, sizeof where);
+  char where[128] = "", text[1024];
+  if (withThread) {
+    where[0] = ' ';
+    where[1] = '(';
+    describeThread(where + 2, sizeof where - 3);
+    strcat(where, ")");
+  }
   if (named)
-    snprintf(text, sizeof text, "%s (%s)", message, where);
+    snprintf(text, sizeof text, "%s%s", message, where);
   else
-    snprintf(text, sizeof text, "kernel %s: %s (%s)", name, message, where);
+    snprintf(text, sizeof text, "kernel %s: %s%s", name, message, where);
   mixemuSetSticky(status, text);
   running.status = status;
-  longjmp(running.exit, 1);
+  /* Never longjmp from a fiber's stack to the launch's: the scheduler,
+     back on the launch's stack, leaves for it. */
+  if (mixemuOnFiber())
+    mixemuAbandonFiber();
+  mixemuLeaveLaunch();
 }
 
 void mixemu_fail(const char *message) {
@@ -317,41 +366,74 @@ void mixemu_fail(const char *message) {
     fprintf(stderr, "mixemu: %s (outside a kernel launch)\n", message);
     abort();
   }
-  endLaunch(CUDA_ERROR_ILLEGAL_ADDRESS, message);
+  mixemuEndLaunch(CUDA_ERROR_ILLEGAL_ADDRESS, message, /*withThread=*/1);
 }
 
-void mixemu_barrier(void) {
-  if (!running.function)
-    mixemu_fail("a barrier outside a kernel");
-  char message[kMaxName + 128];
-  snprintf(message, sizeof message,
-           "kernel %s uses a barrier, which the emulator runs only with "
-           "fibers (not yet)",
-           running.function->name);
-  endLaunch(CUDA_ERROR_LAUNCH_FAILED, message);
+/* The blocks' shared memory: MIXEMU_SHARED_WINDOW_BYTES with an
+   inaccessible page after them, mapped at the first launch and kept. */
+static unsigned char *sharedWindow(void) {
+  static unsigned char *window;
+  if (!window) {
+    size_t page = 4096, size = MIXEMU_SHARED_WINDOW_BYTES + page;
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+      return NULL;
+    mprotect((unsigned char *)p + MIXEMU_SHARED_WINDOW_BYTES, page, PROT_NONE);
+    window = (unsigned char *)p;
+  }
+  return window;
+}
+
+/* The launcher reads MixEmuThread at these offsets (EmulatorLaunchers.cpp:
+   {[12 x i64], ptr, i64}). */
+_Static_assert(offsetof(MixEmuThread, shared) == 8 * MIXEMU_NUM_IDS &&
+                   offsetof(MixEmuThread, dynamicSharedBytes) ==
+                       8 * MIXEMU_NUM_IDS + sizeof(void *),
+               "MixEmuThread's layout is the launcher's");
+
+/* Where the dynamic shared memory starts: after the static part. */
+static size_t staticSharedBytes(const struct CUfunc_st *f) {
+  return ((size_t)f->sharedBytes + MIXEMU_SHARED_ALIGNMENT - 1) /
+         MIXEMU_SHARED_ALIGNMENT * MIXEMU_SHARED_ALIGNMENT;
 }
 
 /* Runs every thread of the grid, block after block. */
 static void runGrid(struct CUfunc_st *f, void **params, const unsigned g[3],
-                    const unsigned b[3]) {
-  int64_t *id = running.ids;
+                    const unsigned b[3], unsigned char *shared,
+                    unsigned sharedMemBytes) {
+  MixEmuThread thread;
+  int64_t *id = thread.ids;
   for (int d = 0; d < 3; ++d) {
     id[MIXEMU_ID_BDIM_X + d] = b[d];
     id[MIXEMU_ID_GDIM_X + d] = g[d];
   }
+  thread.shared = shared;
+  thread.dynamicSharedBytes = sharedMemBytes;
+  /* What the block may use of its window (checkLimits: all of it fits). */
+  size_t used = staticSharedBytes(f) + sharedMemBytes;
+  int fibers = (f->flags & MIXEMU_KERNEL_SYNCHRONIZES) != 0;
+  unsigned threads = b[0] * b[1] * b[2];
+  running.thread = &thread;
   for (unsigned bz = 0; bz < g[2]; ++bz)
     for (unsigned by = 0; by < g[1]; ++by)
       for (unsigned bx = 0; bx < g[0]; ++bx) {
         id[MIXEMU_ID_BID_X] = bx;
         id[MIXEMU_ID_BID_Y] = by;
         id[MIXEMU_ID_BID_Z] = bz;
+        memset(shared, 0xFF, used);
+        if (fibers) {
+          mixemuRunBlockOnFibers(f->launch, params, &thread, threads);
+          running.thread = &thread;
+          continue;
+        }
         for (unsigned tz = 0; tz < b[2]; ++tz)
           for (unsigned ty = 0; ty < b[1]; ++ty)
             for (unsigned tx = 0; tx < b[0]; ++tx) {
               id[MIXEMU_ID_TID_X] = tx;
               id[MIXEMU_ID_TID_Y] = ty;
               id[MIXEMU_ID_TID_Z] = tz;
-              f->launch(params, id);
+              f->launch(params, &thread);
             }
       }
 }
@@ -361,7 +443,8 @@ static CUresult checkLimits(const struct CUfunc_st *f, const unsigned g[3],
                             const unsigned b[3], unsigned smem) {
   static const unsigned maxBlock[3] = {1024, 1024, 64};
   static const unsigned maxGrid[3] = {2147483647u, 65535, 65535};
-  const unsigned kMaxThreads = 1024, kMaxSharedMemory = 48 * 1024;
+  const unsigned kMaxThreads = 1024,
+                 kMaxSharedMemory = MIXEMU_SHARED_WINDOW_BYTES;
   const char *name = f->name;
   if (!g[0] || !g[1] || !g[2] || !b[0] || !b[1] || !b[2])
     return mixemuError(CUDA_ERROR_INVALID_VALUE,
@@ -386,11 +469,17 @@ static CUresult checkLimits(const struct CUfunc_st *f, const unsigned g[3],
                          "kernel %s: a grid of (%u, %u, %u) blocks exceeds "
                          "the device's (2147483647, 65535, 65535)",
                          name, g[0], g[1], g[2]);
-  if (smem > kMaxSharedMemory)
+  if (f->sharedBytes == 0 && smem > kMaxSharedMemory)
     return mixemuError(CUDA_ERROR_INVALID_VALUE,
                        "kernel %s: %u bytes of dynamic shared memory exceed "
                        "the %u a block has without opting in",
                        name, smem, kMaxSharedMemory);
+  if (staticSharedBytes(f) + (size_t)smem > kMaxSharedMemory)
+    return mixemuError(CUDA_ERROR_INVALID_VALUE,
+                       "kernel %s: %lld bytes of static and %u of dynamic "
+                       "shared memory exceed the %u a block has without "
+                       "opting in",
+                       name, (long long)f->sharedBytes, smem, kMaxSharedMemory);
   return CUDA_SUCCESS;
 }
 
@@ -424,13 +513,20 @@ static CUresult emuLaunchKernel(CUfunction f, unsigned int gridDimX,
     return mixemuError(CUDA_ERROR_INVALID_VALUE,
                        "kernel %s takes %lld parameters; kernelParams is null",
                        f->name, (long long)f->nparams);
+  unsigned char *shared = sharedWindow();
+  if (!shared)
+    return mixemuError(CUDA_ERROR_OUT_OF_MEMORY,
+                       "kernel %s: no memory for the blocks' shared memory",
+                       f->name);
   running.function = f;
   if (setjmp(running.exit)) {
     running.function = NULL;
+    running.thread = NULL;
     return running.status; /* the message is recorded, and sticky */
   }
-  runGrid(f, kernelParams, g, b);
+  runGrid(f, kernelParams, g, b, shared, sharedMemBytes);
   running.function = NULL;
+  running.thread = NULL;
   ++mixemuProfileCounters.launches;
   mixemuProfileCounters.threads +=
       (uint64_t)g[0] * g[1] * g[2] * b[0] * b[1] * b[2];

@@ -14,7 +14,10 @@
  *    arguments to and from the device and to learn of errors;
  *  - mixrt_nccl_*: the gradients' average over the ranks of a multi-GPU
  *    run, on the devices, through NCCL (opened only when a run needs it),
- *    with a deadline so that a dead rank ends the run instead of hanging.
+ *    with a deadline so that a dead rank ends the run instead of hanging;
+ *  - mixrt_device_profile: with MIXRT_CUDA_PROFILE=1, what the device did
+ *    (launches by kernel with the compiler's estimate of their bytes,
+ *    products by call site, memsets, copies), for the runtime's report.
  * A CUDA failure is recorded (the first one's message kept) and turns the
  * rest of the call into no-ops; mixrt_device_end reports it.
  *
@@ -282,6 +285,243 @@ uint64_t mixrt_device_pool_bytes(int entry) {
   return entry >= 0 && entry < kMaxEntries ? plans[entry].poolSize : 0;
 }
 
+#ifndef MIXRT_MATMUL_COMPUTE
+#define MIXRT_MATMUL_COMPUTE CUBLAS_COMPUTE_32F_FAST_TF32
+#endif
+
+/* ---- The profile (MIXRT_CUDA_PROFILE=1) -------------------------------- */
+
+/* What the device did since the runtime last asked (mixrt_device_profile):
+   launches by kernel with the compiler's estimate of their bytes, products
+   by call site, memsets and copies. Counted only when asked for. */
+
+/* The compiler's estimate of each kernel's traffic (PackageABI.h); weak:
+   a library linked without it (the unit tests) counts no bytes. */
+extern const char mixrt_kernel_traffic[] __attribute__((weak));
+
+typedef struct {
+  char *name;
+  long long read, written; /* one launch's bytes; -1: not estimated */
+  uint64_t launches;
+} KernelCount;
+
+typedef struct {
+  uint64_t calls;
+  int64_t batch, m, n, k;
+} SiteCount;
+
+enum { kFunctionSlots = 8192 };
+static int profiling = -1; /* -1: MIXRT_CUDA_PROFILE not read yet */
+static mixrt_device_profile_t counts;
+static KernelCount *kernelCounts;
+static int64_t numKernelCounts, kernelCountCapacity;
+static struct {
+  CUfunction function;
+  int64_t kernel;
+} functionSlots[kFunctionSlots];
+static SiteCount *siteCounts;
+static int64_t siteCountCapacity;
+
+static int profileOn(void) {
+  if (profiling < 0) {
+    const char *env = getenv("MIXRT_CUDA_PROFILE");
+    profiling = env && *env && strcmp(env, "0") != 0;
+  }
+  return profiling;
+}
+
+/* The estimate of kernel `name` from the compiler's table. */
+static void lookUpTraffic(KernelCount *k) {
+  k->read = k->written = -1;
+  if (!mixrt_kernel_traffic)
+    return;
+  size_t length = strlen(k->name);
+  for (const char *line = mixrt_kernel_traffic; *line;) {
+    const char *end = strchr(line, '\n');
+    if (!end)
+      end = line + strlen(line);
+    if ((size_t)(end - line) > length && strncmp(line, k->name, length) == 0 &&
+        line[length] == ' ') {
+      sscanf(line + length, "%lld %lld", &k->read, &k->written);
+      return;
+    }
+    line = *end ? end + 1 : end;
+  }
+}
+
+static unsigned functionHash(CUfunction f) {
+  return (unsigned)(((uintptr_t)f >> 4) * 2654435761u) % kFunctionSlots;
+}
+
+/* Counts launches of `function` under `name` (mgpuModuleGetFunction). */
+static void profileFunction(CUfunction function, const char *name) {
+  unsigned h = functionHash(function);
+  for (unsigned probe = 0; probe < kFunctionSlots; ++probe) {
+    unsigned slot = (h + probe) % kFunctionSlots;
+    if (functionSlots[slot].function == function)
+      return;
+    if (functionSlots[slot].function)
+      continue;
+    int64_t i = 0;
+    while (i < numKernelCounts && strcmp(kernelCounts[i].name, name) != 0)
+      ++i;
+    if (i == numKernelCounts) {
+      KernelCount *grown =
+          (KernelCount *)grow(kernelCounts, &kernelCountCapacity,
+                              numKernelCounts + 1, sizeof(KernelCount));
+      char *copy = (char *)malloc(strlen(name) + 1);
+      if (!grown || !copy) {
+        free(copy);
+        return;
+      }
+      kernelCounts = grown;
+      strcpy(copy, name);
+      KernelCount k = {copy, -1, -1, 0};
+      lookUpTraffic(&k);
+      kernelCounts[numKernelCounts++] = k;
+    }
+    functionSlots[slot].function = function;
+    functionSlots[slot].kernel = i;
+    return;
+  }
+}
+
+static void profileLaunch(CUfunction function) {
+  ++counts.launches;
+  unsigned h = functionHash(function);
+  for (unsigned probe = 0; probe < kFunctionSlots; ++probe) {
+    unsigned slot = (h + probe) % kFunctionSlots;
+    if (!functionSlots[slot].function)
+      return;
+    if (functionSlots[slot].function != function)
+      continue;
+    KernelCount *k = &kernelCounts[functionSlots[slot].kernel];
+    ++k->launches;
+    counts.kernelBytesRead += k->read > 0 ? (uint64_t)k->read : 0;
+    counts.kernelBytesWritten += k->written > 0 ? (uint64_t)k->written : 0;
+    return;
+  }
+}
+
+static void profileCopy(int kind, uint64_t bytes) {
+  ++counts.copies[kind];
+  counts.copyBytes[kind] += bytes;
+}
+
+/* A product of site `site`: C[M,N] += A[M,K] B[K,N], `batch` times. */
+static void profileProduct(int64_t site, int64_t batch, int64_t m, int64_t n,
+                           int64_t k) {
+  if (site >= siteCountCapacity) {
+    int64_t old = siteCountCapacity;
+    SiteCount *grown = (SiteCount *)grow(siteCounts, &siteCountCapacity,
+                                         site + 1, sizeof(SiteCount));
+    if (!grown)
+      return;
+    siteCounts = grown;
+    memset(siteCounts + old, 0,
+           sizeof(SiteCount) * (size_t)(siteCountCapacity - old));
+  }
+  SiteCount *s = &siteCounts[site];
+  s->batch = batch;
+  s->m = m;
+  s->n = n;
+  s->k = k;
+  ++s->calls;
+  ++counts.matmuls;
+  double products = (double)batch;
+  counts.matmulFlops += 2.0 * products * (double)m * (double)n * (double)k;
+  counts.matmulBytes += (uint64_t)batch * sizeof(float) *
+                        (uint64_t)(m * k + k * n + 2 * m * n);
+}
+
+/* Kernels by their bytes over the counted launches, most first. */
+static int byTraffic(const void *x, const void *y) {
+  const KernelCount *a = (const KernelCount *)x, *b = (const KernelCount *)y;
+  double ta = (double)a->launches * (double)(a->read + a->written);
+  double tb = (double)b->launches * (double)(b->read + b->written);
+  return ta < tb ? 1 : ta > tb ? -1 : strcmp(a->name, b->name);
+}
+
+static void printProfile(const char *title) {
+  int64_t used = 0;
+  for (int64_t i = 0; i < numKernelCounts; ++i)
+    used += kernelCounts[i].launches > 0;
+  fprintf(stderr,
+          "mixrt cuda profile: %s: %llu kernel launches (%lld kernels), "
+          "%llu bytes read and %llu written (compiler's estimate); %llu "
+          "memsets (%llu bytes); %llu products (%.6g GFLOP, %s); copies: "
+          "%llu to the device (%llu bytes), %llu from it (%llu bytes), %llu "
+          "on it (%llu bytes)\n",
+          title ? title : "", (unsigned long long)counts.launches,
+          (long long)used, (unsigned long long)counts.kernelBytesRead,
+          (unsigned long long)counts.kernelBytesWritten,
+          (unsigned long long)counts.memsets,
+          (unsigned long long)counts.memsetBytes,
+          (unsigned long long)counts.matmuls, counts.matmulFlops * 1e-9,
+          counts.matmulBF16 ? "BF16" : "TF32",
+          (unsigned long long)counts.copies[0],
+          (unsigned long long)counts.copyBytes[0],
+          (unsigned long long)counts.copies[1],
+          (unsigned long long)counts.copyBytes[1],
+          (unsigned long long)counts.copies[2],
+          (unsigned long long)counts.copyBytes[2]);
+  /* Sorted copies of the launched kernels' counts. */
+  KernelCount *sorted =
+      (KernelCount *)malloc(sizeof(KernelCount) * (size_t)(used ? used : 1));
+  int64_t n = 0;
+  for (int64_t i = 0; sorted && i < numKernelCounts; ++i)
+    if (kernelCounts[i].launches)
+      sorted[n++] = kernelCounts[i];
+  if (sorted)
+    qsort(sorted, (size_t)n, sizeof(KernelCount), byTraffic);
+  if (n)
+    fprintf(stderr, "  %-40s %8s %14s %14s\n", "kernel", "launches",
+            "bytes read", "bytes written");
+  for (int64_t i = 0; i < n; ++i) {
+    char read[32], written[32];
+    snprintf(read, sizeof read, "%lld", sorted[i].read);
+    snprintf(written, sizeof written, "%lld", sorted[i].written);
+    fprintf(stderr, "  %-40s %8llu %14s %14s\n", sorted[i].name,
+            (unsigned long long)sorted[i].launches,
+            sorted[i].read < 0 ? "?" : read,
+            sorted[i].written < 0 ? "?" : written);
+  }
+  free(sorted);
+  int header = 0;
+  for (int64_t i = 0; i < siteCountCapacity; ++i) {
+    const SiteCount *s = &siteCounts[i];
+    if (!s->calls)
+      continue;
+    if (!header++)
+      fprintf(stderr, "  %-12s %8s %-26s %12s\n", "product site", "calls",
+              "batch x m x n x k", "GFLOP");
+    char shape[96];
+    snprintf(shape, sizeof shape, "%lldx%lldx%lldx%lld", (long long)s->batch,
+             (long long)s->m, (long long)s->n, (long long)s->k);
+    fprintf(stderr, "  %-12lld %8llu %-26s %12.6g\n", (long long)i,
+            (unsigned long long)s->calls, shape,
+            2e-9 * (double)s->calls * (double)s->batch * (double)s->m *
+                (double)s->n * (double)s->k);
+  }
+}
+
+int mixrt_device_profile(mixrt_device_profile_t *out, const char *title,
+                         int print) {
+  if (!profileOn())
+    return -1;
+  counts.matmulBF16 = MIXRT_MATMUL_COMPUTE == CUBLAS_COMPUTE_32F_FAST_16BF;
+  if (print)
+    printProfile(title);
+  if (out)
+    *out = counts;
+  memset(&counts, 0, sizeof counts);
+  for (int64_t i = 0; i < numKernelCounts; ++i)
+    kernelCounts[i].launches = 0;
+  for (int64_t i = 0; i < siteCountCapacity; ++i)
+    siteCounts[i].calls = 0;
+  return 0;
+}
+
 /* ---- Moving data for the runtime --------------------------------------- */
 
 void *mixrt_device_alloc(uint64_t size) {
@@ -301,11 +541,13 @@ void mixrt_device_free(void *ptr) {
 int mixrt_device_upload(void *device, const void *host, uint64_t size) {
   if (!initDevice())
     return -1;
-  return checkCu(cuMemcpyHtoDAsync((CUdeviceptr)(uintptr_t)device, host, size,
-                                   stream),
-                 "copying to the device")
-             ? 0
-             : -1;
+  if (!checkCu(cuMemcpyHtoDAsync((CUdeviceptr)(uintptr_t)device, host, size,
+                                 stream),
+               "copying to the device"))
+    return -1;
+  if (profileOn())
+    profileCopy(0, size);
+  return 0;
 }
 
 int mixrt_device_download(void *host, const void *device, uint64_t size) {
@@ -315,8 +557,11 @@ int mixrt_device_download(void *host, const void *device, uint64_t size) {
                                  stream),
                "copying from the device"))
     return -1;
-  return checkCu(cuStreamSynchronize(stream), "copying from the device") ? 0
-                                                                          : -1;
+  if (!checkCu(cuStreamSynchronize(stream), "copying from the device"))
+    return -1;
+  if (profileOn())
+    profileCopy(1, size);
+  return 0;
 }
 
 /* ---- What the lowered launches call ------------------------------------ */
@@ -344,8 +589,10 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
   if (!module || failed())
     return NULL;
   CUfunction function = NULL;
-  checkCu(cuModuleGetFunction(&function, (CUmodule)module, name),
-          "cuModuleGetFunction");
+  if (checkCu(cuModuleGetFunction(&function, (CUmodule)module, name),
+              "cuModuleGetFunction") &&
+      profileOn())
+    profileFunction(function, name);
   return function;
 }
 
@@ -375,11 +622,14 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
     setError("mgpuLaunchKernel", detail);
     return;
   }
-  checkCu(cuLaunchKernel((CUfunction)function, (unsigned)gridX,
-                         (unsigned)gridY, (unsigned)gridZ, (unsigned)blockX,
-                         (unsigned)blockY, (unsigned)blockZ, (unsigned)smem,
-                         stream, params, extra),
-          "cuLaunchKernel");
+  if (checkCu(cuLaunchKernel((CUfunction)function, (unsigned)gridX,
+                             (unsigned)gridY, (unsigned)gridZ,
+                             (unsigned)blockX, (unsigned)blockY,
+                             (unsigned)blockZ, (unsigned)smem, stream, params,
+                             extra),
+              "cuLaunchKernel") &&
+      profileOn())
+    profileLaunch((CUfunction)function);
 }
 
 /* Every launch and copy goes to the one stream, in order; the host waits
@@ -398,30 +648,37 @@ void mgpuMemcpy(void *dst, void *src, size_t size, void *s) {
   CUmemorytype type = 0;
   CUresult host = cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
                                         (CUdeviceptr)(uintptr_t)src);
-  if (host != CUDA_SUCCESS) /* not device memory: a host constant */
-    checkCu(cuMemcpyHtoDAsync((CUdeviceptr)(uintptr_t)dst, src, size, stream),
-            "copying a constant to the device");
-  else
-    checkCu(cuMemcpyDtoDAsync((CUdeviceptr)(uintptr_t)dst,
-                              (CUdeviceptr)(uintptr_t)src, size, stream),
-            "cuMemcpyDtoD");
+  int toDevice = host != CUDA_SUCCESS; /* not device memory: a constant */
+  int done =
+      toDevice
+          ? checkCu(cuMemcpyHtoDAsync((CUdeviceptr)(uintptr_t)dst, src, size,
+                                      stream),
+                    "copying a constant to the device")
+          : checkCu(cuMemcpyDtoDAsync((CUdeviceptr)(uintptr_t)dst,
+                                      (CUdeviceptr)(uintptr_t)src, size,
+                                      stream),
+                    "cuMemcpyDtoD");
+  if (done && profileOn())
+    profileCopy(toDevice ? 0 : 2, size);
 }
 
 void mgpuMemset32(void *dst, unsigned value, size_t count, void *s) {
   (void)s;
   if (!initDevice() || failed())
     return;
-  checkCu(cuMemsetD32Async((CUdeviceptr)(uintptr_t)dst, value, count, stream),
-          "cuMemsetD32");
+  if (checkCu(cuMemsetD32Async((CUdeviceptr)(uintptr_t)dst, value, count,
+                               stream),
+              "cuMemsetD32") &&
+      profileOn()) {
+    ++counts.memsets;
+    counts.memsetBytes += 4 * (uint64_t)count;
+  }
 }
 
 void mgpuSetDefaultDevice(int32_t device) { (void)device; }
 
 /* ---- Matrix products through cuBLASLt ---------------------------------- */
 
-#ifndef MIXRT_MATMUL_COMPUTE
-#define MIXRT_MATMUL_COMPUTE CUBLAS_COMPUTE_32F_FAST_TF32
-#endif
 
 typedef struct {
   int ready;
@@ -565,6 +822,8 @@ static void matmul(int64_t site, int64_t batch, float *a, int64_t M,
     s->ready = 1;
   }
   const float one = 1.0f;
+  if (profileOn())
+    profileProduct(site, batch, M, N, K);
   checkBlas(cublasLtMatmul(lt, s->desc, &one, b, s->a, a, s->b, &one, c, s->c,
                            c, s->c, s->haveAlgo ? &s->algo : NULL,
                            (void *)(uintptr_t)workspace, kWorkspace,
@@ -625,11 +884,25 @@ static int checkNccl(int status, const char *what) {
   return 0;
 }
 
+#ifdef MIXEMU_CUDA_EMULATOR
+#include <nccl.h> /* the emulator's: mixemu_nccl_library */
+#endif
+
 static int loadNccl(void) {
   if (nccl.library)
     return 1;
   if (failed())
     return 0;
+#ifdef MIXEMU_CUDA_EMULATOR
+  /* An emulated package's NCCL is the emulator's (runtime/emulator/Nccl.c,
+     over shared memory), in the package's own library; MIXRT_NCCL_LIBRARY
+     does not apply: a real NCCL cannot reach the emulator's device memory. */
+  void *library = mixemu_nccl_library();
+  if (!library) {
+    setError("loading NCCL", "the CUDA emulator cannot open its own library");
+    return 0;
+  }
+#else
   const char *path = getenv("MIXRT_NCCL_LIBRARY");
   if (!path || !*path)
     path = "libnccl.so.2";
@@ -645,6 +918,7 @@ static int loadNccl(void) {
     setError("loading NCCL", detail);
     return 0;
   }
+#endif
 #define MIX_NCCL_SYMBOL(field, name)                                          \
   if (!(*(void **)&nccl.field = dlsym(library, name))) {                      \
     setError("loading NCCL", "the library has no " name " (NCCL 2.10 or "     \
@@ -780,6 +1054,14 @@ __attribute__((destructor)) static void releaseDevice(void) {
   free(sites);
   sites = NULL;
   siteCapacity = 0;
+  for (int64_t i = 0; i < numKernelCounts; ++i)
+    free(kernelCounts[i].name);
+  free(kernelCounts);
+  kernelCounts = NULL;
+  numKernelCounts = kernelCountCapacity = 0;
+  free(siteCounts);
+  siteCounts = NULL;
+  siteCountCapacity = 0;
   for (int e = 0; e < kMaxEntries; ++e) {
     if (plans[e].pool && ready)
       cuMemFree(plans[e].pool);

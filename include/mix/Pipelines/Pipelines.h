@@ -91,6 +91,11 @@ struct CUDACodegenPipelineOptions {
   /// For the CUDA emulator: the kernels become host functions (with every
   /// memory access checked) instead of NVVM; nothing is assembled.
   bool emulate = false;
+  /// Bufferize first (the input is linalg on tensors). Without, the input
+  /// is on buffers already, with kernels written in the gpu dialect (tests
+  /// of kernels whose threads work together: bufferization's deallocation
+  /// refuses gpu.barrier, which declares no memory effects).
+  bool bufferize = true;
   std::vector<std::string> entryPoints;
 };
 

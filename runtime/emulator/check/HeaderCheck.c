@@ -1,9 +1,9 @@
 /*===- HeaderCheck.c - The emulator's CUDA headers match the toolkit's ----===//
  *
- * The emulator declares its own cuda.h and cublasLt.h (include/), so that
- * the packages' support code compiles against them unchanged. Both must
- * mean what the toolkit's headers mean: the same numeric values, struct
- * layouts and function types. This file states them once, and is
+ * The emulator declares its own cuda.h, cublasLt.h and nccl.h (include/),
+ * so that the packages' support code compiles against them unchanged. They
+ * must mean what the toolkit's headers mean: the same numeric values,
+ * struct layouts and function types. This file states them once, and is
  * compiled against the emulator's headers (with the emulator) and, where
  * a CUDA toolkit is installed, against the toolkit's (CMakeLists.txt):
  * a difference on either side fails the build. It defines nothing.
@@ -181,3 +181,43 @@ MIXEMU_TYPE(cublasLtMatmul,
                                Layout, const void *, const void *, Layout,
                                void *, Layout, const cublasLtMatmulAlgo_t *,
                                void *, size_t, cudaStream_t))
+
+/* NCCL (nccl.h), where the toolkit has it: NCCL is a separate package. */
+#if __has_include(<nccl.h>)
+#include <nccl.h>
+
+MIXEMU_VALUE(NCCL_UNIQUE_ID_BYTES, 128)
+MIXEMU_VALUE(ncclSuccess, 0)
+MIXEMU_VALUE(ncclUnhandledCudaError, 1)
+MIXEMU_VALUE(ncclSystemError, 2)
+MIXEMU_VALUE(ncclInternalError, 3)
+MIXEMU_VALUE(ncclInvalidArgument, 4)
+MIXEMU_VALUE(ncclInvalidUsage, 5)
+MIXEMU_VALUE(ncclRemoteError, 6)
+MIXEMU_VALUE(ncclInProgress, 7)
+MIXEMU_VALUE(ncclSum, 0)
+MIXEMU_VALUE(ncclProd, 1)
+MIXEMU_VALUE(ncclMax, 2)
+MIXEMU_VALUE(ncclMin, 3)
+MIXEMU_VALUE(ncclAvg, 4)
+MIXEMU_VALUE(ncclFloat16, 6)
+MIXEMU_VALUE(ncclFloat32, 7)
+MIXEMU_VALUE(ncclFloat64, 8)
+MIXEMU_VALUE(ncclBfloat16, 9)
+_Static_assert(sizeof(ncclUniqueId) == 128, "ncclUniqueId");
+_Static_assert(sizeof(ncclResult_t) == 4, "ncclResult_t");
+
+MIXEMU_TYPE(ncclGetUniqueId, ncclResult_t (*)(ncclUniqueId *))
+MIXEMU_TYPE(ncclCommInitRank,
+            ncclResult_t (*)(ncclComm_t *, int, ncclUniqueId, int))
+MIXEMU_TYPE(ncclCommDestroy, ncclResult_t (*)(ncclComm_t))
+MIXEMU_TYPE(ncclCommAbort, ncclResult_t (*)(ncclComm_t))
+MIXEMU_TYPE(ncclGetErrorString, const char *(*)(ncclResult_t))
+MIXEMU_TYPE(ncclGetLastError, const char *(*)(ncclComm_t))
+MIXEMU_TYPE(ncclCommGetAsyncError, ncclResult_t (*)(ncclComm_t, ncclResult_t *))
+MIXEMU_TYPE(ncclAllReduce,
+            ncclResult_t (*)(const void *, void *, size_t, ncclDataType_t,
+                             ncclRedOp_t, ncclComm_t, cudaStream_t))
+MIXEMU_TYPE(ncclGroupStart, ncclResult_t (*)(void))
+MIXEMU_TYPE(ncclGroupEnd, ncclResult_t (*)(void))
+#endif

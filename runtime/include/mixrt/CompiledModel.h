@@ -86,6 +86,11 @@ public:
   /// there and back around each call).
   bool isOnDevice() const { return device != nullptr; }
 
+  /// With MIXRT_CUDA_PROFILE=1 and a cuda package: prints the profile of the
+  /// calls since the last report, summed, with the H200 estimate, under
+  /// \p title (a training step). Otherwise nothing.
+  void reportDeviceStep(const std::string &title) const;
+
   /// Connects a cuda package to the data-parallel ranks of \p data through
   /// NCCL (the communicator's id sent from rank 0 over \p data): grad()
   /// then returns the gradients and loss terms averaged over the ranks,

@@ -159,6 +159,36 @@ int mixrt_nccl_unique_id(void *id);
 int mixrt_nccl_init(const void *id, int ranks, int rank, double timeout);
 int mixrt_nccl_average(void *const *buffers, const uint64_t *floats, int count);
 
+/* The per-call profile (MIXRT_CUDA_PROFILE=1 in the environment): what the
+ * device did since the last mixrt_device_profile call. Kernel bytes are the
+ * compiler's static estimate (mixrt_kernel_traffic below); product FLOPs
+ * are 2 m n k a product; copies are counted by direction. */
+typedef struct {
+  uint64_t launches;           /* kernel launches */
+  uint64_t kernelBytesRead;    /* their estimated reads from device memory */
+  uint64_t kernelBytesWritten; /* and writes */
+  uint64_t memsets, memsetBytes;
+  uint64_t matmuls;     /* cuBLASLt products */
+  double matmulFlops;   /* 2 m n k batch over them */
+  uint64_t matmulBytes; /* A and B read, C read (accumulating) and written */
+  int matmulBF16;       /* 1: BF16 tensor cores; 0: TF32 */
+  uint64_t copies[3];   /* host to device, device to host, on the device */
+  uint64_t copyBytes[3];
+} mixrt_device_profile_t;
+
+/* Copies the counts since the last call into *out and starts new ones;
+ * with print, first writes them to stderr (by kernel and by product site)
+ * under the heading `title`. Returns 0, or -1 when profiling is off
+ * (MIXRT_CUDA_PROFILE unset or 0). Optional: packages before it lack it. */
+int mixrt_device_profile(mixrt_device_profile_t *out, const char *title,
+                         int print);
+
+/* The compiler's estimate of each kernel's memory traffic, one line a
+ * kernel: "NAME READ WRITTEN\n", the bytes of one launch (NUL-terminated).
+ * Exported by CUDA packages (mix-record-kernel-traffic). */
+#define MIXRT_KERNEL_TRAFFIC_SYMBOL "mixrt_kernel_traffic"
+
+#define MIXRT_DEVICE_PROFILE_SYMBOL "mixrt_device_profile"
 #define MIXRT_DEVICE_BEGIN_SYMBOL "mixrt_device_begin"
 #define MIXRT_DEVICE_END_SYMBOL "mixrt_device_end"
 #define MIXRT_DEVICE_ERROR_SYMBOL "mixrt_device_error"

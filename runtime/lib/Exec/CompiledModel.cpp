@@ -150,6 +150,11 @@ void CompiledModel::call(Entry entry, const char *name, int index, void **args,
   device->call(manifest, entry, name, index, args, numArgs, ncclRanks);
 }
 
+void CompiledModel::reportDeviceStep(const std::string &title) const {
+  if (device)
+    device->reportStep(title);
+}
+
 CompiledModel::~CompiledModel() {
   // The device buffers are freed by the library's code.
   device.reset();

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Device.h"
+#include "DeviceProfile.h"
 
 #include "mixrt/Error.h"
 
@@ -43,10 +44,21 @@ CompiledModel::Device::bind(void *handle, const char *&missing) {
   bindOne(device->ncclAverage, MIXRT_NCCL_AVERAGE_SYMBOL);
   if (missing)
     return nullptr;
+  device->profile = reinterpret_cast<decltype(device->profile)>(
+      ::dlsym(handle, MIXRT_DEVICE_PROFILE_SYMBOL));
+  if (cudaProfileWanted()) {
+    device->profiling = device->profile != nullptr;
+    if (!device->profile)
+      std::fprintf(stderr,
+                   "mix-run: warning: MIXRT_CUDA_PROFILE=1, but the package "
+                   "was compiled without the profile (recompile it with "
+                   "mixc)\n");
+  }
   return device;
 }
 
 CompiledModel::Device::~Device() {
+  reportStep(reports ? "the calls after the last step" : "the run");
   for (auto &[name, list] : buffers)
     for (void *b : list)
       free(b);
@@ -100,6 +112,21 @@ void CompiledModel::Device::call(const Manifest &manifest,
   for (size_t i : sizes.updated)
     if (download(args[i], entryBuffers[i], sizes.bytes[i]) != 0)
       failWith(manifest, "copying the updated inputs");
+  if (profiling)
+    ++callsSinceStep;
+}
+
+void CompiledModel::Device::reportStep(const std::string &title) {
+  if (!profiling || callsSinceStep == 0)
+    return;
+  std::string heading = concat(title, " (", callsSinceStep,
+                               callsSinceStep == 1 ? " call" : " calls", ")");
+  mixrt_device_profile_t counts{};
+  if (profile(&counts, heading.c_str(), /*print=*/1) == 0)
+    std::fprintf(stderr, "mixrt cuda profile: %s: %s\n", heading.c_str(),
+                 formatEstimate(estimateH200(counts)).c_str());
+  callsSinceStep = 0;
+  ++reports;
 }
 
 /// Whether a cuda package run on \p ranks data-parallel ranks averages its

@@ -13,6 +13,7 @@
 #include "mixrt/CompiledModel.h"
 #include "mixrt/PackageABI.h"
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -31,6 +32,13 @@ struct CompiledModel::Device {
   decltype(&mixrt_nccl_unique_id) ncclUniqueId;
   decltype(&mixrt_nccl_init) ncclInit;
   decltype(&mixrt_nccl_average) ncclAverage;
+  /// Optional (packages from before the profile lack it).
+  decltype(&mixrt_device_profile) profile = nullptr;
+  /// MIXRT_CUDA_PROFILE=1 and the package can: the support code counts
+  /// what the device does, and reportStep prints it for each training step
+  /// (and the destructor for the calls after the last one).
+  bool profiling = false;
+  int64_t callsSinceStep = 0, reports = 0;
   /// One device buffer an argument of each entry point, allocated at its
   /// first call.
   std::map<std::string, std::vector<void *>> buffers;
@@ -51,6 +59,11 @@ struct CompiledModel::Device {
   void call(const Manifest &manifest, mix_entry_point_fn entry,
             const char *name, int index, void **args, size_t numArgs,
             int ncclRanks);
+
+  /// The profile of the calls since the last report, by kernel and product
+  /// site, with its H200 estimate, under \p title (a training step);
+  /// nothing when not profiling or no call was made.
+  void reportStep(const std::string &title);
 
   /// Joins the NCCL communicator of the ranks of \p data (its id sent from
   /// rank 0 over \p data), within the rank timeout.

@@ -376,6 +376,7 @@ std::optional<int> Trainer::runStep() {
   LossValues loss = computeGradients(step);
   double lr = learningRate(step, o.steps, warmup, o.lr);
   float gradNorm = update(step, lr);
+  model.reportDeviceStep(concat("step ", step));
   state.step = step;
   state.sampler = sampler.state;
 
@@ -434,6 +435,7 @@ float Trainer::update(int64_t step, double lr) {
 void Trainer::evaluateAt(int64_t step) {
   lastVal = evaluate(model, manifest, constPtrs(state.params), valData,
                      o.evalBatches, dataComm);
+  model.reportDeviceStep(concat("the evaluation at step ", step));
   if (!std::isfinite(lastVal))
     fail("step ", step, ": the validation cross-entropy is not finite (",
          formatValue(lastVal), ")", keptCheckpoint());

@@ -12,9 +12,18 @@
 //    over every block and thread through the support code's own
 //    mgpuModuleLoad, mgpuModuleGetFunction and mgpuLaunchKernel, in the
 //    documented order; launches beyond an H200's limits, a wrong parameter
-//    count, a failed check in a kernel and a barrier are errors that reach
+//    count and a failed check in a kernel are errors that reach
 //    mixrt_device_error with the kernel's name (and a kernel's fault is
 //    sticky, as on a device);
+//  - threads that work together: block sums through shared memory and
+//    barriers (on fibers) in blocks of every shape up to 1024 threads;
+//    shared memory starts as 0xFF bytes in every block; each shuffle mode
+//    against its definition, a warp sum, and a shuffle of a narrower width;
+//    and, made on purpose, the mistakes: a barrier some threads do not
+//    reach (they returned, or wait at another), a shuffle some lanes do not
+//    reach or that lanes beyond its width run, a barrier in a kernel not
+//    marked to run on fibers, and a failed check inside a fiber, each named
+//    with the kernel, the block and the threads;
 //  - products: mixrt_cuda_matmul and mixrt_cuda_batch_matmul through the
 //    emulated cuBLASLt, with A and B rounded to TF32 (ties away from zero)
 //    as the tensor cores round them.
@@ -35,6 +44,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -58,16 +68,17 @@ namespace {
 // Kernels, as the compiler emits them: one thread per call.
 //===----------------------------------------------------------------------===//
 
-int64_t globalThread(const int64_t *ids) {
+int64_t globalThread(const MixEmuThread *t) {
+  const int64_t *ids = t->ids;
   return ids[MIXEMU_ID_BID_X] * ids[MIXEMU_ID_BDIM_X] + ids[MIXEMU_ID_TID_X];
 }
 
 /// double_it(x, y, n): y[i] = 2 x[i] for i < n.
-void doubleIt(void **params, const int64_t *ids) {
+void doubleIt(void **params, const MixEmuThread *t) {
   const float *x = *static_cast<float **>(params[0]);
   float *y = *static_cast<float **>(params[1]);
   int64_t n = *static_cast<int64_t *>(params[2]);
-  int64_t i = globalThread(ids);
+  int64_t i = globalThread(t);
   if (i < n)
     y[i] = 2 * x[i];
 }
@@ -76,9 +87,9 @@ void doubleIt(void **params, const int64_t *ids) {
 /// threads ran before it, so out[i] == i when the emulator runs blocks in
 /// order and each block's threads x fastest.
 int64_t threadsRun;
-void recordOrder(void **params, const int64_t *ids) {
+void recordOrder(void **params, const MixEmuThread *t) {
   int64_t *out = *static_cast<int64_t **>(params[0]);
-  const int64_t *d = ids;
+  const int64_t *d = t->ids;
   int64_t block =
       d[MIXEMU_ID_BID_X] +
       d[MIXEMU_ID_GDIM_X] *
@@ -94,13 +105,139 @@ void recordOrder(void **params, const int64_t *ids) {
 
 /// fails_at_5(unused): the bounds check of thread 5 fails. (The support
 /// code takes a kernel without parameters for a calling-convention error.)
-void failsAt5(void **, const int64_t *ids) {
-  if (globalThread(ids) == 5)
+void failsAt5(void **, const MixEmuThread *t) {
+  if (globalThread(t) == 5)
     mixemu_fail("kernel fails_at_5: memref.store index 5 out of [0, 5)");
 }
 
-/// uses_barrier(unused): __syncthreads.
-void usesBarrier(void **, const int64_t *) { mixemu_barrier(); }
+/// unmarked_barrier(unused): __syncthreads in a kernel registered without
+/// MIXEMU_KERNEL_SYNCHRONIZES, whose threads run one after another.
+void unmarkedBarrier(void **, const MixEmuThread *) {
+  mixemu_barrier("loc(unmarked)");
+}
+
+/// The thread's place in its block, x fastest, and the block's size.
+int64_t linearThread(const MixEmuThread *t) {
+  const int64_t *d = t->ids;
+  return d[MIXEMU_ID_TID_X] +
+         d[MIXEMU_ID_BDIM_X] *
+             (d[MIXEMU_ID_TID_Y] + d[MIXEMU_ID_BDIM_Y] * d[MIXEMU_ID_TID_Z]);
+}
+int64_t blockThreads(const MixEmuThread *t) {
+  const int64_t *d = t->ids;
+  return d[MIXEMU_ID_BDIM_X] * d[MIXEMU_ID_BDIM_Y] * d[MIXEMU_ID_BDIM_Z];
+}
+
+/// block_sum(x, sums): sums[b] = the sum of x over block b's threads (a
+/// power of two of them, thread i of block b taking x[b n + i]): each
+/// thread puts its element in shared memory, then a tree of halving steps
+/// with a barrier after each, as a fused reduction does it.
+constexpr int64_t kBlockSumShared = 1024 * sizeof(float);
+void blockSum(void **params, const MixEmuThread *t) {
+  const float *x = *static_cast<float **>(params[0]);
+  float *sums = *static_cast<float **>(params[1]);
+  float *partial = static_cast<float *>(t->shared);
+  int64_t i = linearThread(t), n = blockThreads(t);
+  int64_t block = t->ids[MIXEMU_ID_BID_X];
+  partial[i] = x[block * n + i];
+  mixemu_barrier("loc(block_sum:store)");
+  for (int64_t s = n / 2; s > 0; s /= 2) {
+    if (i < s)
+      partial[i] += partial[i + s];
+    mixemu_barrier("loc(block_sum:step)");
+  }
+  if (i == 0)
+    sums[block] = partial[0];
+}
+
+/// rotate(x, y): y[i] = x[(i + 1) % n] through shared memory. Without the
+/// barrier's wait, thread i would read its neighbour's slot before the
+/// neighbour wrote it.
+void rotate(void **params, const MixEmuThread *t) {
+  const float *x = *static_cast<float **>(params[0]);
+  float *y = *static_cast<float **>(params[1]);
+  float *slot = static_cast<float *>(t->shared);
+  int64_t i = linearThread(t), n = blockThreads(t);
+  slot[i] = x[i];
+  mixemu_barrier("loc(rotate)");
+  y[i] = slot[(i + 1) % n];
+}
+
+/// shared_bits(out): out[the thread] = the first word of its block's shared
+/// memory and of the dynamic part, before anyone writes them; then writes
+/// both (which the next block must not see).
+constexpr int64_t kSharedBitsStatic = 20; // the dynamic part starts at 32
+void sharedBits(void **params, const MixEmuThread *t) {
+  uint32_t *out = *static_cast<uint32_t **>(params[0]);
+  auto *shared = static_cast<unsigned char *>(t->shared);
+  int64_t i = globalThread(t);
+  std::memcpy(&out[3 * i], shared, 4);
+  std::memcpy(&out[3 * i + 1], shared + 32, 4);
+  out[3 * i + 2] = uint32_t(t->dynamicSharedBytes);
+  std::memset(shared, 0x11, 4);
+  std::memset(shared + 32, 0x22, 4);
+}
+
+/// The mistakes, made on purpose in blocks of 8 threads.
+/// divergent_barrier: a barrier inside `if (t < 4)`.
+void divergentBarrier(void **, const MixEmuThread *t) {
+  if (linearThread(t) < 4)
+    mixemu_barrier("loc(\"divergent.mlir\":3:5)");
+}
+/// two_barriers: threads 0-3 at one barrier, 4-7 at another.
+void twoBarriers(void **, const MixEmuThread *t) {
+  if (linearThread(t) < 4)
+    mixemu_barrier("loc(first)");
+  else
+    mixemu_barrier("loc(second)");
+}
+/// fails_in_fiber: after a barrier, thread 5 of block 1 fails its check.
+void failsInFiber(void **, const MixEmuThread *t) {
+  mixemu_barrier("loc(before)");
+  if (t->ids[MIXEMU_ID_BID_X] == 1 && linearThread(t) == 5)
+    mixemu_fail("kernel fails_in_fiber: memref.load index 9 out of [0, 8)");
+  mixemu_barrier("loc(after)");
+}
+
+/// shuffle_modes(out, mode, offset, width): out[2 k], out[2 k + 1] = the
+/// value lane k of the first warp gets (lane j gives 1000 + j) and valid;
+/// lanes at or above the width do not shuffle.
+void shuffleModes(void **params, const MixEmuThread *t) {
+  int32_t *out = *static_cast<int32_t **>(params[0]);
+  int32_t mode = int32_t(*static_cast<int64_t *>(params[1]));
+  int32_t offset = int32_t(*static_cast<int64_t *>(params[2]));
+  int32_t width = int32_t(*static_cast<int64_t *>(params[3]));
+  int64_t lane = linearThread(t) % 32;
+  if (lane >= width)
+    return;
+  int64_t packed = mixemu_shuffle("loc(shuffle_modes)", mode,
+                                  1000 + int32_t(lane), offset, width);
+  out[2 * linearThread(t)] = int32_t(packed);
+  out[2 * linearThread(t) + 1] = int32_t(packed >> 32);
+}
+
+/// warp_sums(x, sums): sums[w] = the sum of warp w's 32 integers, by the
+/// butterfly (xor 16, 8, 4, 2, 1); every lane writes it.
+void warpSums(void **params, const MixEmuThread *t) {
+  const int32_t *x = *static_cast<int32_t **>(params[0]);
+  int32_t *sums = *static_cast<int32_t **>(params[1]);
+  int64_t i = linearThread(t);
+  int32_t v = x[i];
+  for (int32_t d = 16; d > 0; d /= 2)
+    v +=
+        int32_t(mixemu_shuffle("loc(warp_sums)", MIXEMU_SHUFFLE_XOR, v, d, 32));
+  sums[i] = v;
+}
+
+/// divergent_shuffle: lanes 16-31 return before the shuffle of width 32.
+void divergentShuffle(void **, const MixEmuThread *t) {
+  if (linearThread(t) % 32 < 16)
+    mixemu_shuffle("loc(divergent_shuffle)", MIXEMU_SHUFFLE_XOR, 1, 1, 32);
+}
+/// wide_shuffle: every lane runs a shuffle of width 16.
+void wideShuffle(void **, const MixEmuThread *) {
+  mixemu_shuffle("loc(wide_shuffle)", MIXEMU_SHUFFLE_DOWN, 1, 1, 16);
+}
 
 /// The kernels' image in an emulated package.
 char kImage[] = MIXEMU_IMAGE_MAGIC;
@@ -120,7 +257,30 @@ void setUpEmulator() {
   ASSERT_EQ(mixemu_register_kernel("double_it", doubleIt, 3), 0);
   ASSERT_EQ(mixemu_register_kernel("record_order", recordOrder, 1), 0);
   ASSERT_EQ(mixemu_register_kernel("fails_at_5", failsAt5, 1), 0);
-  ASSERT_EQ(mixemu_register_kernel("uses_barrier", usesBarrier, 1), 0);
+  ASSERT_EQ(mixemu_register_kernel("unmarked_barrier", unmarkedBarrier, 1), 0);
+  const int64_t sync = MIXEMU_KERNEL_SYNCHRONIZES;
+  ASSERT_EQ(mixemu_register_kernel_ex("block_sum", blockSum, 2, kBlockSumShared,
+                                      sync),
+            0);
+  ASSERT_EQ(mixemu_register_kernel_ex("rotate", rotate, 2, 256, sync), 0);
+  ASSERT_EQ(mixemu_register_kernel_ex("shared_bits", sharedBits, 1,
+                                      kSharedBitsStatic, 0),
+            0);
+  ASSERT_EQ(mixemu_register_kernel_ex("divergent_barrier", divergentBarrier, 1,
+                                      0, sync),
+            0);
+  ASSERT_EQ(mixemu_register_kernel_ex("two_barriers", twoBarriers, 1, 0, sync),
+            0);
+  ASSERT_EQ(
+      mixemu_register_kernel_ex("fails_in_fiber", failsInFiber, 1, 0, sync), 0);
+  ASSERT_EQ(
+      mixemu_register_kernel_ex("shuffle_modes", shuffleModes, 4, 0, sync), 0);
+  ASSERT_EQ(mixemu_register_kernel_ex("warp_sums", warpSums, 2, 0, sync), 0);
+  ASSERT_EQ(mixemu_register_kernel_ex("divergent_shuffle", divergentShuffle, 1,
+                                      0, sync),
+            0);
+  ASSERT_EQ(mixemu_register_kernel_ex("wide_shuffle", wideShuffle, 1, 0, sync),
+            0);
   done = true;
 }
 
@@ -558,10 +718,10 @@ TEST(CUDAEmulatorDeathTest, WrongParameterCountIsAnError) {
               "take the 2 parameters the host passes");
 }
 
-TEST(CUDAEmulatorDeathTest, BarrierIsNotRunYet) {
+TEST(CUDAEmulatorDeathTest, BarrierInAnUnmarkedKernelIsAnError) {
   setUpEmulator();
   EXPECT_EXIT(reportAndExit([] {
-                void *function = supportKernel("uses_barrier");
+                void *function = supportKernel("unmarked_barrier");
                 int64_t unused = 0;
                 void *params[] = {&unused};
                 mgpuLaunchKernel(function, 1, 1, 1, 2, 1, 1, 0, nullptr, params,
@@ -569,8 +729,304 @@ TEST(CUDAEmulatorDeathTest, BarrierIsNotRunYet) {
               }),
               ::testing::ExitedWithCode(0),
               "device error: cuLaunchKernel: CUDA_ERROR_LAUNCH_FAILED "
-              "\\(kernel uses_barrier uses a barrier, which the emulator "
-              "runs only with fibers \\(not yet\\) \\(block 0, thread 0\\)");
+              "\\(kernel unmarked_barrier: a barrier in a kernel not marked "
+              "MIXEMU_KERNEL_SYNCHRONIZES, whose threads run one after "
+              "another \\(block 0, thread 0\\)\\)");
+}
+
+//===----------------------------------------------------------------------===//
+// Threads that work together
+//===----------------------------------------------------------------------===//
+
+/// Launches registered kernel `name` directly; returns its status.
+CUresult launch(const char *name, const unsigned g[3], const unsigned b[3],
+                void **params, unsigned sharedMemBytes = 0) {
+  CUmodule module;
+  CUfunction function;
+  EXPECT_EQ(cuModuleLoadData(&module, kImage), CUDA_SUCCESS);
+  EXPECT_EQ(cuModuleGetFunction(&function, module, name), CUDA_SUCCESS);
+  CUresult status = cuLaunchKernel(function, g[0], g[1], g[2], b[0], b[1], b[2],
+                                   sharedMemBytes, nullptr, params, nullptr);
+  EXPECT_EQ(cuModuleUnload(module), CUDA_SUCCESS);
+  return status;
+}
+
+template <typename T> std::vector<T> fromDevice(CUdeviceptr p, size_t n) {
+  std::vector<T> host(n);
+  EXPECT_EQ(cuMemcpyDtoHAsync(host.data(), p, n * sizeof(T), nullptr),
+            CUDA_SUCCESS);
+  return host;
+}
+
+TEST(CUDAEmulator, BlockSumsThroughSharedMemoryAndBarriers) {
+  setUpEmulator();
+  struct Shape {
+    unsigned blocks, b[3];
+  };
+  // One-, two- and three-dimensional blocks, up to the device's 1024
+  // threads, and a block of one thread.
+  const Shape shapes[] = {
+      {3, {256, 1, 1}}, {2, {8, 4, 2}}, {2, {1024, 1, 1}}, {4, {1, 1, 1}}};
+  for (const Shape &shape : shapes) {
+    const int64_t n = int64_t(shape.b[0]) * shape.b[1] * shape.b[2];
+    const int64_t total = shape.blocks * n;
+    std::vector<float> x(total);
+    std::vector<int64_t> want(shape.blocks, 0);
+    for (int64_t i = 0; i < total; ++i) {
+      x[i] = float(i % 13);
+      want[i / n] += i % 13;
+    }
+    DeviceBuffer dx(total * sizeof(float)), dsums(shape.blocks * sizeof(float));
+    ASSERT_EQ(
+        cuMemcpyHtoDAsync(dx.ptr, x.data(), total * sizeof(float), nullptr),
+        CUDA_SUCCESS);
+    void *params[] = {&dx.ptr, &dsums.ptr};
+    const unsigned g[3] = {shape.blocks, 1, 1};
+    MixEmuProfile before = *mixemu_profile();
+    ASSERT_EQ(launch("block_sum", g, shape.b, params), CUDA_SUCCESS)
+        << errorString(CUDA_ERROR_LAUNCH_FAILED);
+    EXPECT_EQ(mixemu_profile()->threads, before.threads + uint64_t(total));
+    std::vector<float> sums = fromDevice<float>(dsums.ptr, shape.blocks);
+    for (unsigned blk = 0; blk < shape.blocks; ++blk)
+      EXPECT_EQ(sums[blk], float(want[blk]))
+          << "block " << blk << " of (" << shape.b[0] << ", " << shape.b[1]
+          << ", " << shape.b[2] << ") threads";
+  }
+}
+
+TEST(CUDAEmulator, BarrierWaitsForEveryThread) {
+  setUpEmulator();
+  const int64_t n = 64;
+  std::vector<float> x(n);
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = float(3 * i + 1);
+  DeviceBuffer dx(n * sizeof(float)), dy(n * sizeof(float));
+  ASSERT_EQ(cuMemcpyHtoDAsync(dx.ptr, x.data(), n * sizeof(float), nullptr),
+            CUDA_SUCCESS);
+  void *params[] = {&dx.ptr, &dy.ptr};
+  const unsigned g[3] = {1, 1, 1}, b[3] = {unsigned(n), 1, 1};
+  ASSERT_EQ(launch("rotate", g, b, params), CUDA_SUCCESS);
+  std::vector<float> y = fromDevice<float>(dy.ptr, n);
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(y[i], float(3 * ((i + 1) % n) + 1)) << "y[" << i << "]";
+}
+
+// On a device shared memory starts uninitialized: here every block finds
+// 0xFF bytes in the static and the dynamic part, whatever the block before
+// wrote; the dynamic part starts at the static size rounded up to 16.
+TEST(CUDAEmulator, SharedMemoryStartsAsOxFFInEveryBlock) {
+  setUpEmulator();
+  const unsigned g[3] = {3, 1, 1}, b[3] = {2, 1, 1};
+  DeviceBuffer out(3 * 2 * 3 * sizeof(uint32_t));
+  void *params[] = {&out.ptr};
+  ASSERT_EQ(launch("shared_bits", g, b, params, /*sharedMemBytes=*/100),
+            CUDA_SUCCESS);
+  std::vector<uint32_t> bits = fromDevice<uint32_t>(out.ptr, 3 * 2 * 3);
+  for (int block = 0; block < 3; ++block) {
+    const uint32_t *first = &bits[3 * 2 * block], *second = first + 3;
+    EXPECT_EQ(first[0], 0xFFFFFFFFu) << "block " << block;
+    EXPECT_EQ(first[1], 0xFFFFFFFFu) << "block " << block;
+    // The block's threads share it (they run one after another here).
+    EXPECT_EQ(second[0], 0x11111111u) << "block " << block;
+    EXPECT_EQ(second[1], 0x22222222u) << "block " << block;
+    EXPECT_EQ(first[2], 100u);
+  }
+}
+
+TEST(CUDAEmulator, SharedMemoryLimitCountsStaticAndDynamic) {
+  setUpEmulator();
+  EXPECT_EQ(mixemu_register_kernel_ex("too_much_shared", rotate, 2,
+                                      48 * 1024 + 1,
+                                      MIXEMU_KERNEL_SYNCHRONIZES),
+            -1);
+  DeviceBuffer out(3 * sizeof(uint32_t));
+  void *params[] = {&out.ptr};
+  const unsigned g[3] = {1, 1, 1}, b[3] = {1, 1, 1};
+  // 20 static bytes take 32 (the dynamic part's alignment) of the 48 KiB.
+  EXPECT_EQ(launch("shared_bits", g, b, params, 48 * 1024 - 32), CUDA_SUCCESS);
+  EXPECT_EQ(launch("shared_bits", g, b, params, 48 * 1024 - 31),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_NE(errorString(CUDA_ERROR_INVALID_VALUE)
+                .find("kernel shared_bits: 20 bytes of static and 49121 of "
+                      "dynamic shared memory exceed the 49152"),
+            std::string::npos)
+      << errorString(CUDA_ERROR_INVALID_VALUE);
+}
+
+// Each mode of mixemu_shuffle against its definition in Emulator.h, in
+// both warps of a block of 64: lane k gets lane j's value (1000 + j) and
+// valid when 0 <= j < width, else its own and not valid.
+TEST(CUDAEmulator, ShufflesFollowTheirDefinition) {
+  setUpEmulator();
+  struct Case {
+    int32_t mode, offset, width;
+  };
+  const Case cases[] = {
+      {MIXEMU_SHUFFLE_XOR, 1, 32},  {MIXEMU_SHUFFLE_XOR, 21, 32},
+      {MIXEMU_SHUFFLE_XOR, 16, 16}, {MIXEMU_SHUFFLE_XOR, 3, 8},
+      {MIXEMU_SHUFFLE_DOWN, 3, 32}, {MIXEMU_SHUFFLE_DOWN, 1, 16},
+      {MIXEMU_SHUFFLE_UP, 3, 32},   {MIXEMU_SHUFFLE_UP, 20, 32},
+      {MIXEMU_SHUFFLE_IDX, 5, 32},  {MIXEMU_SHUFFLE_IDX, 40, 32},
+      {MIXEMU_SHUFFLE_IDX, 7, 4}};
+  const int64_t n = 64;
+  for (const Case &c : cases) {
+    std::vector<int32_t> init(2 * n, -7);
+    DeviceBuffer out(2 * n * sizeof(int32_t));
+    ASSERT_EQ(cuMemcpyHtoDAsync(out.ptr, init.data(), 2 * n * sizeof(int32_t),
+                                nullptr),
+              CUDA_SUCCESS);
+    int64_t mode = c.mode, offset = c.offset, width = c.width;
+    void *params[] = {&out.ptr, &mode, &offset, &width};
+    const unsigned g[3] = {1, 1, 1}, b[3] = {unsigned(n), 1, 1};
+    ASSERT_EQ(launch("shuffle_modes", g, b, params), CUDA_SUCCESS)
+        << errorString(CUDA_ERROR_LAUNCH_FAILED);
+    std::vector<int32_t> got = fromDevice<int32_t>(out.ptr, 2 * n);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t k = i % 32, j = 0;
+      switch (c.mode) {
+      case MIXEMU_SHUFFLE_XOR:
+        j = k ^ c.offset;
+        break;
+      case MIXEMU_SHUFFLE_DOWN:
+        j = k + c.offset;
+        break;
+      case MIXEMU_SHUFFLE_UP:
+        j = k - c.offset;
+        break;
+      default:
+        j = c.offset;
+      }
+      bool valid = j >= 0 && j < c.width;
+      std::string where = "mode " + std::to_string(c.mode) + ", offset " +
+                          std::to_string(c.offset) + ", width " +
+                          std::to_string(c.width) + ", thread " +
+                          std::to_string(i);
+      if (k >= c.width) { // did not shuffle
+        EXPECT_EQ(got[2 * i], -7) << where;
+        continue;
+      }
+      EXPECT_EQ(got[2 * i], int32_t(1000 + (valid ? j : k))) << where;
+      EXPECT_EQ(got[2 * i + 1], valid ? 1 : 0) << where;
+    }
+  }
+}
+
+TEST(CUDAEmulator, WarpSumsThroughShuffles) {
+  setUpEmulator();
+  const int64_t n = 96; // three warps
+  std::vector<int32_t> x(n);
+  int64_t want[3] = {0, 0, 0};
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = int32_t(i * i - 50);
+    want[i / 32] += x[i];
+  }
+  DeviceBuffer dx(n * sizeof(int32_t)), dsums(n * sizeof(int32_t));
+  ASSERT_EQ(cuMemcpyHtoDAsync(dx.ptr, x.data(), n * sizeof(int32_t), nullptr),
+            CUDA_SUCCESS);
+  void *params[] = {&dx.ptr, &dsums.ptr};
+  const unsigned g[3] = {1, 1, 1}, b[3] = {unsigned(n), 1, 1};
+  ASSERT_EQ(launch("warp_sums", g, b, params), CUDA_SUCCESS);
+  std::vector<int32_t> sums = fromDevice<int32_t>(dsums.ptr, n);
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(sums[i], want[i / 32])
+        << "lane " << i % 32 << " of warp " << i / 32;
+}
+
+/// Runs `name` on blocks of (bx, by, 1) threads in a death test's child and
+/// reports the device error, then the error of a later call (sticky).
+void launchAndReport(const char *name, unsigned gx, unsigned gy, unsigned bx,
+                     unsigned by) {
+  reportAndExit([&] {
+    void *function = supportKernel(name);
+    int64_t unused = 0;
+    void *params[] = {&unused};
+    mgpuLaunchKernel(function, gx, gy, 1, bx, by, 1, 0, nullptr, params,
+                     nullptr, 1);
+    CUdeviceptr p;
+    CUresult later = cuMemAlloc(&p, 16);
+    std::fprintf(stderr, "later: %d\n", int(later));
+  });
+}
+
+TEST(CUDAEmulatorDeathTest, BarrierSomeThreadsDoNotReachIsAnError) {
+  setUpEmulator();
+  EXPECT_EXIT(launchAndReport("divergent_barrier", 2, 1, 8, 1),
+              ::testing::ExitedWithCode(0),
+              "later: 719.*device error: cuLaunchKernel: "
+              "CUDA_ERROR_LAUNCH_FAILED \\(kernel divergent_barrier: a "
+              "barrier at loc\\(\"divergent.mlir\":3:5\\) that threads 4-7 of "
+              "block 0 did not reach \\(they returned\\)\\)");
+}
+
+TEST(CUDAEmulatorDeathTest, ThreadsAtDifferentBarriersAreAnError) {
+  setUpEmulator();
+  EXPECT_EXIT(launchAndReport("two_barriers", 1, 2, 4, 2),
+              ::testing::ExitedWithCode(0),
+              "device error: cuLaunchKernel: CUDA_ERROR_LAUNCH_FAILED "
+              "\\(kernel two_barriers: threads 0-3 of block \\(0, 0, 0\\) "
+              "\\(linear ids, x fastest\\) wait at a barrier at "
+              "loc\\(first\\), threads 4-7 at another at loc\\(second\\)\\)");
+}
+
+// mixemu_fail on a fiber's stack: the launch ends from the scheduler's, the
+// fault names the thread and sticks, and the process goes on unharmed.
+TEST(CUDAEmulatorDeathTest, FailureInsideAFiberEndsTheLaunch) {
+  setUpEmulator();
+  EXPECT_EXIT(
+      reportAndExit([] {
+        void *function = supportKernel("fails_in_fiber");
+        int64_t unused = 0;
+        void *params[] = {&unused};
+        mgpuLaunchKernel(function, 2, 1, 1, 8, 1, 1, 0, nullptr, params,
+                         nullptr, 1);
+        CUdeviceptr p;
+        CUresult later = cuMemAlloc(&p, 16);
+        std::vector<int> onTheStack(1000, 1);
+        std::fprintf(stderr, "later: %d %s; still running: %d\n", int(later),
+                     errorString(later).c_str(),
+                     std::accumulate(onTheStack.begin(), onTheStack.end(), 0));
+      }),
+      ::testing::ExitedWithCode(0),
+      "later: 700 kernel fails_in_fiber: memref.load index 9 out of \\[0, "
+      "8\\) \\(block 1, thread 5\\); still running: 1000.*device error: "
+      "cuLaunchKernel: CUDA_ERROR_ILLEGAL_ADDRESS \\(kernel fails_in_fiber: "
+      "memref.load index 9 out of \\[0, 8\\) \\(block 1, thread 5\\)\\)");
+}
+
+TEST(CUDAEmulatorDeathTest, ShuffleSomeLanesDoNotReachIsAnError) {
+  setUpEmulator();
+  EXPECT_EXIT(launchAndReport("divergent_shuffle", 1, 1, 64, 1),
+              ::testing::ExitedWithCode(0),
+              "device error: cuLaunchKernel: CUDA_ERROR_LAUNCH_FAILED "
+              "\\(kernel divergent_shuffle: a shuffle at "
+              "loc\\(divergent_shuffle\\) that lanes 16-31 of warp 0 of block "
+              "0 did not reach \\(they returned\\)\\)");
+}
+
+TEST(CUDAEmulatorDeathTest, LanesBeyondAShufflesWidthAreAnError) {
+  setUpEmulator();
+  EXPECT_EXIT(launchAndReport("wide_shuffle", 1, 1, 32, 1),
+              ::testing::ExitedWithCode(0),
+              "device error: cuLaunchKernel: CUDA_ERROR_LAUNCH_FAILED "
+              "\\(kernel wide_shuffle: lanes 16-31 of warp 0 of block 0 run "
+              "a shuffle at loc\\(wide_shuffle\\) of width 16, which only the "
+              "lanes below its width may run\\)");
+}
+
+TEST(CUDAEmulatorDeathTest, ShuffleWiderThanItsWarpIsAnError) {
+  setUpEmulator();
+  EXPECT_EXIT(
+      reportAndExit([] {
+        void *function = supportKernel("warp_sums");
+        DeviceBuffer x(40 * sizeof(int32_t)), sums(40 * sizeof(int32_t));
+        void *params[] = {&x.ptr, &sums.ptr};
+        mgpuLaunchKernel(function, 1, 1, 1, 40, 1, 1, 0, nullptr, params,
+                         nullptr, 2);
+      }),
+      ::testing::ExitedWithCode(0),
+      "device error: cuLaunchKernel: CUDA_ERROR_LAUNCH_FAILED \\(kernel "
+      "warp_sums: a shuffle at loc\\(warp_sums\\) of width 32 in warp 1 of "
+      "block 0, which has 8 lanes\\)");
 }
 
 //===----------------------------------------------------------------------===//

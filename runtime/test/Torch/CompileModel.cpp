@@ -12,23 +12,30 @@
 namespace mixtest {
 
 mixrt::Manifest compileModel(const Config &c) {
+  // Keyed on what decides the package (the spec and every option), not on
+  // the name alone, so that two configurations that share a name but differ
+  // in, say, --target never share a package.
+  std::string options = " --batch " + std::to_string(c.batch) + " --seq " +
+                        std::to_string(c.seq) +
+                        (c.bf16 ? " --precision bf16" : "") +
+                        (c.mixcFlags.empty() ? "" : " " + c.mixcFlags);
+  std::string key = c.json() + options;
   static std::map<std::string, std::string> compiled;
-  if (auto it = compiled.find(c.name); it != compiled.end())
+  if (auto it = compiled.find(key); it != compiled.end())
     return mixrt::readManifest(it->second);
   std::filesystem::path dir =
       std::filesystem::temp_directory_path() /
-      ("mix-torch-" + c.name + "-" + std::to_string(::getpid()));
+      ("mix-torch-" + c.name + "-" + std::to_string(compiled.size()) + "-" +
+       std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "m.json") << c.json();
   const char *mixc = std::getenv("MIXC");
-  std::string cmd =
-      std::string(mixc ? mixc : "mixc") + " " + (dir / "m.json").string() +
-      " --batch " + std::to_string(c.batch) + " --seq " +
-      std::to_string(c.seq) + (c.bf16 ? " --precision bf16" : "") + " -o " +
-      (dir / "m.mixpkg").string();
+  std::string cmd = std::string(mixc ? mixc : "mixc") + " " +
+                    (dir / "m.json").string() + options + " -o " +
+                    (dir / "m.mixpkg").string();
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  compiled[c.name] = (dir / "m.mixpkg").string();
-  return mixrt::readManifest(compiled[c.name]);
+  compiled[key] = (dir / "m.mixpkg").string();
+  return mixrt::readManifest(compiled[key]);
 }
 
 Params randomParams(const mixrt::Manifest &manifest, uint64_t seed) {

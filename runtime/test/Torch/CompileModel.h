@@ -10,8 +10,9 @@
 namespace mixtest {
 
 /// Compiles `c` with mixc (the MIXC environment variable names the binary)
-/// into a package under the temporary directory, once per configuration
-/// name and process, and returns its manifest.
+/// with its mixc options (--batch, --seq, --precision bf16 and
+/// Config::mixcFlags) into a package under the temporary directory, once per
+/// spec and options in a process, and returns its manifest.
 mixrt::Manifest compileModel(const Config &c);
 
 /// Parameters drawn from N(0, 0.2^2) in float64, with LayerNorm weights and

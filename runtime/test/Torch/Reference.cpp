@@ -33,9 +33,10 @@ std::string Config::json() const {
 
 namespace {
 
-/// Whether products round their operands to bf16 (Config::bf16 of the
-/// model being evaluated).
-bool roundProducts = false;
+/// How the model's matrix products round their operands (Config::bf16 and
+/// Config::tf32Reference of the model being evaluated).
+enum class Rounding { None, BF16, TF32 };
+Rounding roundProducts = Rounding::None;
 
 /// \p x rounded to bfloat16 (through float32, as the compiled code rounds
 /// its float32 values), back in x's type.
@@ -43,21 +44,48 @@ Tensor roundToBF16(const Tensor &x) {
   return x.to(torch::kFloat32).to(torch::kBFloat16).to(x.scalar_type());
 }
 
+/// \p x rounded to TF32 through float32: 11 significant bits, to nearest,
+/// ties away from zero (cvt.rna.tf32.f32, as the tensor cores take float32
+/// operands), back in x's type. Worked out from frexp in float64, not from
+/// the bit pattern as the CUDA emulator does.
+Tensor roundToTF32(const Tensor &x) {
+  auto [mantissa, exponent] =
+      torch::frexp(x.to(torch::kFloat32).to(torch::kFloat64));
+  // x = mantissa 2^exponent with 1/2 <= |mantissa| < 1: keep 11 bits of it.
+  Tensor scaled = mantissa * 2048;
+  Tensor kept = torch::sign(scaled) * torch::floor(scaled.abs() + 0.5) / 2048;
+  return torch::ldexp(kept, exponent).to(x.scalar_type());
+}
+
+/// \p x rounded as roundProducts says.
+Tensor roundOperand(const Tensor &x) {
+  switch (roundProducts) {
+  case Rounding::BF16:
+    return roundToBF16(x);
+  case Rounding::TF32:
+    return roundToTF32(x);
+  case Rounding::None:
+    break;
+  }
+  return x;
+}
+
 /// torch::matmul whose three products (forward, and the two of its
-/// backward) take operands rounded to bf16, as every matrix product of a
-/// step compiled with --precision bf16 does.
-struct BF16Product : torch::autograd::Function<BF16Product> {
+/// backward) take operands rounded as roundProducts says, as every matrix
+/// product of a step compiled with --precision bf16 does, or of a cuda
+/// package on the tensor cores.
+struct RoundedProduct : torch::autograd::Function<RoundedProduct> {
   static Tensor forward(torch::autograd::AutogradContext *ctx, Tensor a,
                         Tensor b) {
     ctx->save_for_backward({a, b});
-    return torch::matmul(roundToBF16(a), roundToBF16(b));
+    return torch::matmul(roundOperand(a), roundOperand(b));
   }
   static torch::autograd::tensor_list
   backward(torch::autograd::AutogradContext *ctx,
            torch::autograd::tensor_list grads) {
     auto saved = ctx->get_saved_variables();
-    Tensor a = roundToBF16(saved[0]), b = roundToBF16(saved[1]);
-    Tensor g = roundToBF16(grads[0]);
+    Tensor a = roundOperand(saved[0]), b = roundOperand(saved[1]);
+    Tensor g = roundOperand(grads[0]);
     Tensor ga = torch::matmul(g, b.transpose(-1, -2));
     Tensor gb = torch::matmul(a.transpose(-1, -2), g);
     // Sum over the dimensions the product broadcast.
@@ -65,9 +93,10 @@ struct BF16Product : torch::autograd::Function<BF16Product> {
   }
 };
 
-/// The model's matrix product (rounding its operands under bf16).
+/// The model's matrix product (rounding its operands under bf16 or TF32).
 Tensor product(const Tensor &a, const Tensor &b) {
-  return roundProducts ? BF16Product::apply(a, b) : torch::matmul(a, b);
+  return roundProducts != Rounding::None ? RoundedProduct::apply(a, b)
+                                         : torch::matmul(a, b);
 }
 
 Tensor layerNorm(const Tensor &x, const Params &p, const std::string &name) {
@@ -189,7 +218,9 @@ Tensor block(const Tensor &x, const Params &p, int64_t l, const Config &c,
 
 Losses referenceLoss(const Params &p, const Tensor &tok, const Tensor &tgt,
                      const Config &c) {
-  roundProducts = c.bf16;
+  roundProducts = c.bf16            ? Rounding::BF16
+                  : c.tf32Reference ? Rounding::TF32
+                                    : Rounding::None;
   int64_t b = tok.size(0), s = tok.size(1);
   Tensor x =
       p.at("wte.weight").index_select(0, tok.flatten()).view({b, s, c.d}) +

@@ -33,6 +33,15 @@ struct Config {
   /// operands of its matrix products (torch::matmul, forward and backward)
   /// to bfloat16 as the compiled step does.
   bool bf16 = false;
+  /// The reference rounds the operands of its matrix products to TF32 (11
+  /// significant bits, to nearest, ties away from zero) as the tensor cores
+  /// do for a cuda package's products (mixc --target cuda's default); mixc
+  /// is not told.
+  bool tf32Reference = false;
+  /// Further mixc options, e.g. "--target cuda --emulate" for a package run
+  /// by the CUDA emulator (EmulatedCUDATest.cpp); the reference ignores
+  /// them.
+  std::string mixcFlags;
 
   /// The model spec (docs/models.md §1) of this configuration.
   std::string json() const;

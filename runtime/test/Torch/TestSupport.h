@@ -1,7 +1,8 @@
 //===- TestSupport.h - What the libtorch comparisons share ------*- C++ -*-===//
 //
 // The fixture that sizes libtorch's threads for a configuration, the float32
-// parameters and random batch a compiled step takes, and its gradients.
+// parameters and random batch a compiled step takes, its gradients, and the
+// comparison of one AdamW step with torch::optim::AdamW.
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,6 +64,13 @@ CompiledGrad runCompiledGrad(const mixrt::CompiledModel &model,
                              const mixrt::Manifest &manifest,
                              const std::vector<const float *> &params,
                              const Batch &batch);
+
+/// Runs one AdamW step (with clipping) of \p model on random parameters and
+/// gradients and expects the gradient norm, the update and the moments of
+/// torch::optim::AdamW after torch::nn::utils::clip_grad_norm_, with decay on
+/// tensors of rank >= 2 only, and the gradients left unwritten.
+void expectAdamWStepMatchesTorch(const mixrt::CompiledModel &model,
+                                 const mixrt::Manifest &manifest);
 
 } // namespace mixtest
 

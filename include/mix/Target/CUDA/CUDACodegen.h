@@ -32,6 +32,13 @@ constexpr const char *kEmulatorMarker = "MIXEMU01";
 /// kernel's name.
 constexpr llvm::StringLiteral kEmulatedKernelPrefix = "__mixemu_";
 constexpr llvm::StringLiteral kEmulatedKernelAttr = "mix.emulated_kernel";
+/// --emulate, on `__mixemu_k`: the kernel's static shared memory in bytes
+/// (absent: none), and whether it has barriers or shuffles (its threads
+/// wait for each other, so the emulator runs them as fibers).
+constexpr llvm::StringLiteral kEmulatedSharedBytesAttr =
+    "mix.shared_memory_bytes";
+constexpr llvm::StringLiteral kEmulatedUsesBarrierAttr = "mix.uses_barrier";
+constexpr llvm::StringLiteral kEmulatedUsesShuffleAttr = "mix.uses_shuffle";
 
 /// How cuBLASLt computes the matrix products (float32 accumulation always).
 enum class MatmulPrecision { TF32, BF16 };

@@ -125,20 +125,31 @@ def MixEmulateKernelsPass
     For `mixc --target cuda --emulate`, in place of the NVVM lowering: each
     kernel `gpu.func @k` of `gpu.module @mix_kernels` (after every pass of
     the CUDA pipeline) becomes a host function `func.func @__mixemu_k` with
-    the kernel's arguments followed by twelve `index` arguments, the thread
+    the kernel's arguments followed by twelve `index` arguments (the thread
     id, block id, block size and grid size in x, y, z, which replace
-    `gpu.thread_id`, `gpu.block_id`, `gpu.block_dim` and `gpu.grid_dim`.
-    `gpu.barrier` becomes a call of `mixemu_barrier()`; a runtime check
-    (`cf.assert`, from `generate-runtime-verification` run on the kernels
-    before this pass) becomes a call of `mixemu_fail(message)` with the
-    kernel's name in the message. The kernel's `known_block_size` and
-    `known_grid_size` are kept on the function, and `mix.emulated_kernel`
-    names the kernel. `gpu.module @mix_kernels` becomes a `gpu.binary` whose
-    object is the marker `MIXEMU01`, so the host code loads and launches
-    the kernels exactly as on the device (`mgpuModuleLoad`,
-    `mgpuModuleGetFunction`, `mgpuLaunchKernel`). Shuffles, subgroup
-    operations and workgroup or private memory are refused by name until
-    the emulator runs them.
+    `gpu.thread_id`, `gpu.block_id`, `gpu.block_dim` and `gpu.grid_dim`;
+    the lane and subgroup ids and `gpu.global_id` are computed from them),
+    the block's shared memory (`memref<49152xi8>`, the window the emulator
+    gives each block) and the launch's dynamic shared memory size.
+    Workgroup attributions become views into the window, each at a
+    multiple of 16 bytes (more than 48 KiB is an error), followed by
+    `gpu.dynamic_shared_memory`; private attributions become per-thread
+    allocas; both start filled with 0xFF bytes, as uninitialized memory
+    should not look like zeros. GPU address spaces are dropped.
+    `gpu.barrier` becomes `mixemu_barrier(site)` and `gpu.shuffle`
+    (32-bit values) `mixemu_shuffle(site, mode, value, offset, width)`,
+    where `site` names the op's location; `gpu.subgroup_reduce` is first
+    expanded into shuffles. A kernel that synchronizes is marked
+    `mix.uses_barrier` or `mix.uses_shuffle`, so the emulator runs its
+    threads as fibers. A runtime check (`cf.assert`, from
+    `generate-runtime-verification` run on the kernels before this pass)
+    becomes a call of `mixemu_fail(message)` with the kernel's name in the
+    message. The kernel's `known_block_size` and `known_grid_size` are
+    kept on the function, and `mix.emulated_kernel` names the kernel.
+    `gpu.module @mix_kernels` becomes a `gpu.binary` whose object is the
+    marker `MIXEMU01`, so the host code loads and launches the kernels
+    exactly as on the device (`mgpuModuleLoad`, `mgpuModuleGetFunction`,
+    `mgpuLaunchKernel`). Other GPU ops are refused by name.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::scf::SCFDialect",
@@ -153,11 +164,15 @@ def MixEmulatorLaunchersPass
     After the host code of an emulated package is in the LLVM dialect: for
     every function marked `mix.emulated_kernel = "k"` (from
     `mix-emulate-kernels`), emits `void mixemu_launch_k(void **params,
-    const int64_t ids[12])`, which reads each argument from `cuLaunchKernel`'s
-    parameter array (`params[i]` points at the i-th argument's value) and
-    the twelve ids, and runs one thread of the kernel; and the constant
-    `int64_t mixemu_nparams_k`, the number of parameters the kernel takes.
-    The emulator finds both by name.
+    const MixEmuThread *thread)`, which reads each argument from
+    `cuLaunchKernel`'s parameter array (`params[i]` points at the i-th
+    argument's value), the thread's twelve ids, its block's shared memory
+    and the dynamic shared memory size, and runs one thread of the kernel;
+    and the constants `int64_t mixemu_nparams_k` (the parameters the kernel
+    takes), `mixemu_shared_bytes_k` (its static shared memory) and
+    `mixemu_flags_k` (`MIXEMU_KERNEL_SYNCHRONIZES` when its threads must
+    run as fibers). The emulator finds them by name
+    (`runtime/emulator/include/mixemu/Emulator.h`).
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
@@ -176,6 +191,32 @@ def MixKernelMemRefOffsetsPass
     @mix_kernels` and every `gpu.launch_func` of it.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def MixRecordKernelTrafficPass
+    : Pass<"mix-record-kernel-traffic", "::mlir::ModuleOp"> {
+  let summary = "Record each kernel's estimated memory traffic in the package";
+  let description = [{
+    For the profile of a CUDA package (`MIXRT_CUDA_PROFILE=1`): estimates,
+    for every kernel of `gpu.module @mix_kernels`, the bytes one launch
+    reads from and writes to device memory, and records them in the host
+    module as the NUL-terminated string `@mixrt_kernel_traffic`, one line
+    `NAME READ WRITTEN` a kernel (PackageABI.h), which the support code
+    reads. For each memref argument, the bytes of its loads (and, apart,
+    of its stores) are the smaller of
+      * the distinct bytes of the views it is accessed through (the
+        product of the view's static sizes; compulsory traffic, as if
+        every re-read hit the cache), and
+      * the accesses themselves: the element (or vector) bytes of each
+        load or store, times the trip counts of the `scf.for` loops around
+        it, times the launch's threads (`known_block_size` times
+        `known_grid_size`), so a gather of a few rows of a table counts
+        those rows, not the table.
+    An argument used by anything else (a call, an atomic) counts as read
+    and written in full. Runs after `mix-kernel-memref-offsets`, on the
+    kernels the device (or the emulator) runs.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 #endif // MIX_TARGET_CUDA_PASSES_TD

@@ -5,14 +5,21 @@
  * the CUDA APIs themselves:
  *  - the kernels: mixc compiles each kernel `k` of the package for the
  *    host and exports, from model.so,
- *      void mixemu_launch_k(void **params, const int64_t ids[12]);
+ *      void mixemu_launch_k(void **params, const MixEmuThread *thread);
  *      const int64_t mixemu_nparams_k;
+ *      const int64_t mixemu_shared_bytes_k;
+ *      const int64_t mixemu_flags_k;
  *    mixemu_launch_k runs one thread of k. `params` is cuLaunchKernel's
  *    kernelParams array unchanged (params[i] points at the i-th argument's
- *    value; a memref argument is its device pointer), and `ids` are the
- *    thread's ids and the launch's sizes (MIXEMU_ID_*);
+ *    value; a memref argument is its device pointer), and `thread` holds
+ *    the thread's ids and the launch's sizes (MIXEMU_ID_*) and its block's
+ *    shared memory. mixemu_shared_bytes_k is the size of k's static shared
+ *    memory (its workgroup attributions) and mixemu_flags_k says how its
+ *    threads must run (MIXEMU_KERNEL_*); either may be absent, which
+ *    means 0;
  *  - what the emulated kernels call: mixemu_fail when a check fails (a
- *    bounds check of a memory access) and mixemu_barrier for __syncthreads;
+ *    bounds check of a memory access), mixemu_barrier for __syncthreads
+ *    and mixemu_shuffle for a warp shuffle;
  *  - the image: the package's gpu.binary object, which the support code
  *    passes to cuModuleLoadData, starts with the 8 bytes "MIXEMU01";
  *  - hooks for tests and tools: explicit kernel registration, the last
@@ -32,9 +39,12 @@ extern "C" {
 
 /*===-- Kernels ----------------------------------------------------------===*/
 
-/* The exported names of kernel k's thread function and parameter count. */
+/* The exported names of kernel k's thread function, parameter count,
+   static shared memory size and flags. */
 #define MIXEMU_LAUNCH_PREFIX "mixemu_launch_"
 #define MIXEMU_NPARAMS_PREFIX "mixemu_nparams_"
+#define MIXEMU_SHARED_BYTES_PREFIX "mixemu_shared_bytes_"
+#define MIXEMU_FLAGS_PREFIX "mixemu_flags_"
 
 /* The start of the kernels' image (no terminating NUL). */
 #define MIXEMU_IMAGE_MAGIC "MIXEMU01"
@@ -57,16 +67,48 @@ enum {
   MIXEMU_NUM_IDS = 12
 };
 
+/* A block's shared memory, as the kernels see it: one window of 48 KiB
+   (what an H200 gives a block without opting in), static shared memory
+   (the workgroup attributions, each at a multiple of 16 bytes) first,
+   then the launch's dynamic shared memory. The window is the same for
+   every block; what the launch uses of it is filled with 0xFF bytes (a
+   NaN as float, -1 as an integer) before each block runs: on a device
+   shared memory starts uninitialized, and a kernel that reads it before
+   writing it should not find plausible zeros. */
+#define MIXEMU_SHARED_WINDOW_BYTES 49152
+/* Where the dynamic part starts: the static size rounded up to this. */
+#define MIXEMU_SHARED_ALIGNMENT 16
+
+/* What a thread of a launch is given besides the kernel's arguments (the
+   launcher reads the members at their C offsets: 0, 96, 104). */
+typedef struct {
+  int64_t ids[MIXEMU_NUM_IDS]; /* MIXEMU_ID_* */
+  void *shared;                /* the block's MIXEMU_SHARED_WINDOW_BYTES */
+  int64_t dynamicSharedBytes;  /* the launch's sharedMemBytes */
+} MixEmuThread;
+
 /* Runs one thread of a kernel. */
-typedef void (*mixemu_launch_fn)(void **params, const int64_t *ids);
+typedef void (*mixemu_launch_fn)(void **params, const MixEmuThread *thread);
+
+/* mixemu_flags_k: the kernel's threads wait for each other (it calls
+   mixemu_barrier or mixemu_shuffle). The emulator then runs the threads
+   of each block as fibers (each on a stack of its own, switched at every
+   barrier and shuffle) instead of one after another. */
+#define MIXEMU_KERNEL_SYNCHRONIZES 1
 
 /* Makes kernel `name` known to cuModuleGetFunction, for tests and for a
    host that links its kernels without exporting them. The package's own
    exported symbols are looked up first; a registration replaces an
    earlier one of the same name. Returns 0, or -1 when name or launch is
-   NULL or nparams is negative. */
+   NULL or nparams is negative. mixemu_register_kernel registers a kernel
+   without shared memory or flags. */
 int mixemu_register_kernel(const char *name, mixemu_launch_fn launch,
                            int64_t nparams);
+/* The same with the kernel's static shared memory size (0 to
+   MIXEMU_SHARED_WINDOW_BYTES, else -1) and flags (MIXEMU_KERNEL_*). */
+int mixemu_register_kernel_ex(const char *name, mixemu_launch_fn launch,
+                              int64_t nparams, int64_t sharedBytes,
+                              int64_t flags);
 
 /*===-- What emulated kernels call ---------------------------------------===*/
 
@@ -82,13 +124,42 @@ void mixemu_fail(const char *message)
 #endif
     ;
 
-/* __syncthreads. The emulator runs the threads of a block one after
-   another, which is exact for kernels without barriers (all of them
-   today); running barriers needs each thread on its own fiber, which is
-   not done yet. Until then a barrier ends the launch as mixemu_fail does,
-   with CUDA_ERROR_LAUNCH_FAILED and the message "kernel K uses a barrier,
-   which the emulator runs only with fibers (not yet)". */
-void mixemu_barrier(void);
+/* __syncthreads, in a kernel marked MIXEMU_KERNEL_SYNCHRONIZES: the thread
+   waits until every thread of its block has reached the barrier. `site`
+   names the barrier (the op's location) for messages and tells barriers
+   apart (by address; NULL is one more barrier). The threads of a block
+   must all reach the same barrier: when some wait at one barrier and
+   others have returned, or wait at another barrier, the launch ends as
+   with mixemu_fail but with CUDA_ERROR_LAUNCH_FAILED and a message naming
+   the kernel, the block and the threads ("kernel K: a barrier (loc(...))
+   that threads 4-7 of block 0 did not reach (they returned)"). Called in
+   a kernel without the flag, it ends the launch the same way. */
+void mixemu_barrier(const char *site);
+
+/* The modes of mixemu_shuffle (gpu.shuffle's). */
+enum {
+  MIXEMU_SHUFFLE_XOR = 0,
+  MIXEMU_SHUFFLE_DOWN = 1,
+  MIXEMU_SHUFFLE_UP = 2,
+  MIXEMU_SHUFFLE_IDX = 3
+};
+
+/* A warp shuffle (gpu.shuffle, shfl.sync) of a 32-bit value, in a kernel
+   marked MIXEMU_KERNEL_SYNCHRONIZES. A warp is 32 consecutive threads of
+   the block (linear ids, x fastest); lane k of the warp gives `value` and
+   gets that of lane j:
+     XOR: j = k ^ offset,  DOWN: j = k + offset,  UP: j = k - offset,
+     IDX: j = offset,
+   valid when 0 <= j < width; otherwise it gets its own value back (as a
+   device does) and valid is false. Returns the value in the low 32 bits
+   and valid in bit 32. Lanes 0 to width - 1 of the warp, all of them
+   existing and none other, must reach the same shuffle (`site`, as for
+   mixemu_barrier) with the same width, 1 to 32: on a device the lanes
+   below the width make the shuffle's mask. Anything else ends the launch
+   as a divergent barrier does ("kernel K: a shuffle (loc(...)) that lanes
+   16-31 of warp 0 of block 0 did not reach (they returned)"). */
+int64_t mixemu_shuffle(const char *site, int32_t mode, int32_t value,
+                       int32_t offset, int32_t width);
 
 /*===-- Diagnostics ------------------------------------------------------===*/
 

@@ -2,7 +2,8 @@
 """Checks an emulated CUDA module (mixc --target cuda --emulate
 --emit=llvm): every gpu.launch_func names a kernel that exists as the host
 function __mixemu_<kernel>, which takes the launch's arguments plus the
-twelve thread, block, block-size and grid-size ids.
+twelve thread, block, block-size and grid-size ids, the block's shared
+memory and the size of its dynamic part.
 
 usage: emulated_kernels.py MODULE.mlir
 """
@@ -24,9 +25,10 @@ def main():
         if name not in kernels:
             print(f"launch of {name}: no host function __mixemu_{name}")
             bad += 1
-        elif kernels[name] != args + 12:
+        elif kernels[name] != args + 14:
             print(f"launch of {name} passes {args} arguments; "
-                  f"__mixemu_{name} takes {kernels[name]} (with 12 ids)")
+                  f"__mixemu_{name} takes {kernels[name]} (with 12 ids and "
+                  "the shared memory's 2)")
             bad += 1
     if count == 0 or bad:
         print("no launches found" if count == 0 else f"{bad} mismatches")

@@ -1,0 +1,67 @@
+//===- DeviceProfile.cpp - The cuda profile and its H200 estimate ---------===//
+
+#include "DeviceProfile.h"
+
+#include "mixrt/Error.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+using namespace mixrt;
+
+RooflineEstimate mixrt::estimateH200(const mixrt_device_profile_t &p) {
+  RooflineEstimate e;
+  e.kernels = double(p.kernelBytesRead + p.kernelBytesWritten + p.memsetBytes) /
+              H200::kMemoryBandwidth;
+  double peak = p.matmulBF16 ? H200::kBF16Flops : H200::kTF32Flops;
+  e.products = std::max(p.matmulFlops / peak,
+                        double(p.matmulBytes) / H200::kMemoryBandwidth);
+  e.launches = double(p.launches + p.matmuls + p.memsets + p.copies[2]) *
+               H200::kLaunchSeconds;
+  e.copies = double(p.copyBytes[0] + p.copyBytes[1]) / H200::kCopyBandwidth +
+             double(p.copies[0] + p.copies[1]) * H200::kCopySeconds +
+             2 * double(p.copyBytes[2]) / H200::kMemoryBandwidth;
+  return e;
+}
+
+void mixrt::accumulate(mixrt_device_profile_t &a,
+                       const mixrt_device_profile_t &b) {
+  a.launches += b.launches;
+  a.kernelBytesRead += b.kernelBytesRead;
+  a.kernelBytesWritten += b.kernelBytesWritten;
+  a.memsets += b.memsets;
+  a.memsetBytes += b.memsetBytes;
+  a.matmuls += b.matmuls;
+  a.matmulFlops += b.matmulFlops;
+  a.matmulBytes += b.matmulBytes;
+  a.matmulBF16 = b.matmulBF16;
+  for (int i = 0; i < 3; ++i) {
+    a.copies[i] += b.copies[i];
+    a.copyBytes[i] += b.copyBytes[i];
+  }
+}
+
+std::string mixrt::formatEstimate(const RooflineEstimate &e) {
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "H200 estimate (a roofline sum, not a measurement): %.4g ms = "
+                "kernels %.4g ms (bytes at 4.8 TB/s) + products %.4g ms + "
+                "launches %.4g ms (3 us each) + copies %.4g ms (PCIe ~50 "
+                "GB/s, 10 us each)",
+                e.total() * 1e3, e.kernels * 1e3, e.products * 1e3,
+                e.launches * 1e3, e.copies * 1e3);
+  return text;
+}
+
+bool mixrt::cudaProfileWanted() {
+  const char *value = std::getenv("MIXRT_CUDA_PROFILE");
+  if (!value || !*value || std::strcmp(value, "0") == 0)
+    return false;
+  if (std::strcmp(value, "1") != 0)
+    fail("MIXRT_CUDA_PROFILE is ", quote(value),
+         ", expected 1 (print what the CUDA device did in each training "
+         "step, with an H200 estimate) or 0");
+  return true;
+}

@@ -1,0 +1,65 @@
+//===- DeviceProfile.h - The cuda profile and its H200 estimate -*- C++ -*-===//
+//
+// MIXRT_CUDA_PROFILE=1: after each call of a cuda package's entry point, the
+// support code's counts (mixrt_device_profile: launches by kernel with the
+// compiler's estimate of their bytes, products by site, copies) and, from
+// them, the time an H200 would take, as a roofline sum. An estimate for
+// planning, not a measurement: docs/cuda.md says what it leaves out.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MIXRT_LIB_EXEC_DEVICEPROFILE_H
+#define MIXRT_LIB_EXEC_DEVICEPROFILE_H
+
+#include "mixrt/PackageABI.h"
+
+#include <string>
+
+namespace mixrt {
+
+/// The H200 (SXM, 141 GB HBM3e) figures the estimate divides by.
+struct H200 {
+  /// HBM3e bandwidth, bytes/s.
+  static constexpr double kMemoryBandwidth = 4.8e12;
+  /// Dense tensor-core peaks, FLOP/s (float32 accumulation).
+  static constexpr double kTF32Flops = 494e12;
+  static constexpr double kBF16Flops = 989e12;
+  /// What one kernel launch costs when kernels run back to back on one
+  /// stream (the host's launch and the device's gap between dependent
+  /// kernels): about 3 us without CUDA graphs.
+  static constexpr double kLaunchSeconds = 3e-6;
+  /// Host-device copies: PCIe 5.0 x16 at about 50 GB/s in practice (64
+  /// GB/s a direction in theory), plus about 10 us a copy.
+  static constexpr double kCopyBandwidth = 50e9;
+  static constexpr double kCopySeconds = 10e-6;
+};
+
+/// The estimate's parts, in seconds.
+struct RooflineEstimate {
+  double kernels = 0;  // the kernels' bytes at HBM bandwidth
+  double products = 0; // the products at the tensor-core peak or HBM
+  double launches = 0; // every launch (kernels, products, memsets)
+  double copies = 0;   // host-device copies over PCIe, device copies
+  double total() const { return kernels + products + launches + copies; }
+};
+
+/// The time an H200 would take for \p p: every kernel and memset moves its
+/// bytes at HBM bandwidth; the products take the longer of their FLOPs at
+/// the tensor-core peak of their precision and their bytes at HBM
+/// bandwidth; every launch costs kLaunchSeconds; copies cross PCIe. The
+/// parts are added: nothing overlaps, as on one stream.
+RooflineEstimate estimateH200(const mixrt_device_profile_t &p);
+
+/// Adds \p b's counts to \p a.
+void accumulate(mixrt_device_profile_t &a, const mixrt_device_profile_t &b);
+
+/// "H200 estimate (roofline, not a measurement): 1.23 ms = kernels ...".
+std::string formatEstimate(const RooflineEstimate &e);
+
+/// Whether MIXRT_CUDA_PROFILE asks for the profile: "1" yes, "0" or unset
+/// no; anything else is an error naming the variable.
+bool cudaProfileWanted();
+
+} // namespace mixrt
+
+#endif // MIXRT_LIB_EXEC_DEVICEPROFILE_H

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Checks a MIXRT_CUDA_PROFILE report (mix-run's stderr) against itself,
+computed independently here: every heading's totals equal the sums of its
+table (launches x bytes by kernel; the products' FLOPs by site), and every
+H200 estimate equals the roofline sum of the heading's counts with the
+constants docs/cuda.md states. Prints one line a report.
+
+usage: check_profile.py STDERR.txt
+"""
+import re
+import sys
+
+HEADING = re.compile(
+    r"^mixrt cuda profile: (?P<title>.*?): (?P<launches>\d+) kernel launches "
+    r"\((?P<kernels>\d+) kernels\), (?P<read>\d+) bytes read and "
+    r"(?P<written>\d+) written \(compiler's estimate\); (?P<memsets>\d+) "
+    r"memsets \((?P<memset_bytes>\d+) bytes\); (?P<products>\d+) products "
+    r"\((?P<gflop>[0-9.e+-]+) GFLOP, (?P<precision>TF32|BF16)\); copies: "
+    r"(?P<h2d>\d+) to the device \((?P<h2d_bytes>\d+) bytes\), (?P<d2h>\d+) "
+    r"from it \((?P<d2h_bytes>\d+) bytes\), (?P<d2d>\d+) on it "
+    r"\((?P<d2d_bytes>\d+) bytes\)$")
+KERNEL = re.compile(r"^  (\S+)\s+(\d+)\s+(-?\d+|\?)\s+(-?\d+|\?)$")
+SITE = re.compile(r"^  (\d+)\s+(\d+) (\d+)x(\d+)x(\d+)x(\d+)\s+([0-9.e+-]+)$")
+ESTIMATE = re.compile(
+    r"^mixrt cuda profile: (?P<title>.*?): H200 estimate \(a roofline sum, "
+    r"not a measurement\): (?P<total>[0-9.e+-]+) ms = kernels "
+    r"(?P<kernels>[0-9.e+-]+) ms .* products (?P<products>[0-9.e+-]+) ms "
+    r"\+ launches (?P<launches>[0-9.e+-]+) ms .* copies "
+    r"(?P<copies>[0-9.e+-]+) ms")
+
+HBM, TF32, BF16 = 4.8e12, 494e12, 989e12
+LAUNCH, PCIE, COPY = 3e-6, 50e9, 10e-6
+
+
+def close(a, b, what):
+    if abs(a - b) > 1e-3 * max(abs(a), abs(b)) + 1e-9:
+        sys.exit(f"check_profile: {what}: {a} != {b}")
+
+
+def main():
+    lines = open(sys.argv[1]).read().splitlines()
+    reports = 0
+    i = 0
+    while i < len(lines):
+        h = HEADING.match(lines[i])
+        i += 1
+        if not h:
+            continue
+        g = {k: (v if k in ("title", "precision") else float(v))
+             for k, v in h.groupdict().items()}
+        launches = read = written = flops = 0.0
+        kernels = 0
+        while i < len(lines) and lines[i].startswith("  "):
+            k, s = KERNEL.match(lines[i]), SITE.match(lines[i])
+            if k and k.group(3) != "?":
+                n = int(k.group(2))
+                launches += n
+                kernels += 1
+                read += n * int(k.group(3))
+                written += n * int(k.group(4))
+            elif s:
+                calls, b, m, nn, kk = (int(s.group(j)) for j in range(2, 7))
+                flops += 2.0 * calls * b * m * nn * kk
+            i += 1
+        close(launches, g["launches"], g["title"] + ": launches")
+        close(kernels, g["kernels"], g["title"] + ": kernels")
+        close(read, g["read"], g["title"] + ": bytes read")
+        close(written, g["written"], g["title"] + ": bytes written")
+        close(flops * 1e-9, g["gflop"], g["title"] + ": GFLOP")
+        e = ESTIMATE.match(lines[i]) if i < len(lines) else None
+        if not e or e.group("title") != g["title"]:
+            sys.exit(f"check_profile: {g['title']}: no estimate after it")
+        peak = BF16 if g["precision"] == "BF16" else TF32
+        want = {
+            "kernels": (g["read"] + g["written"] + g["memset_bytes"]) / HBM,
+            "products": max(g["gflop"] * 1e9 / peak, 0.0),
+            "launches": (g["launches"] + g["products"] + g["memsets"] +
+                         g["d2d"]) * LAUNCH,
+            "copies": (g["h2d_bytes"] + g["d2h_bytes"]) / PCIE +
+                      (g["h2d"] + g["d2h"]) * COPY +
+                      2 * g["d2d_bytes"] / HBM,
+        }
+        # The products' time is the longer of FLOPs and bytes; their bytes
+        # are not printed, so only the lower bound is checked.
+        for part in ("kernels", "launches", "copies"):
+            close(float(e.group(part)) * 1e-3, want[part],
+                  g["title"] + ": estimate of " + part)
+        if float(e.group("products")) * 1e-3 < want["products"] * (1 - 1e-3):
+            sys.exit(f"check_profile: {g['title']}: products faster than "
+                     "the tensor-core peak")
+        total = sum(float(e.group(p)) for p in
+                    ("kernels", "products", "launches", "copies"))
+        close(float(e.group("total")), total, g["title"] + ": total")
+        print(f"{g['title']}: consistent")
+        reports += 1
+    if not reports:
+        sys.exit("check_profile: no profile in " + sys.argv[1])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+// RUN: mix-opt %s --mix-record-kernel-traffic | FileCheck %s
+
+// mix-record-kernel-traffic: each kernel's bytes a launch, read and
+// written, for the profile. Per memref argument, the smaller of the
+// distinct bytes of the views accessed and the bytes of the accesses
+// (element bytes x loop trips x the launch's threads). The expected
+// values are worked out by hand below each kernel.
+
+// CHECK: llvm.mlir.global external constant @mixrt_kernel_traffic
+// CHECK-SAME: "scale 512 512\0Agather 1040 256\0Areduce 320 64\0Aunknown_trips 4160 64\0Aopaque 1024 1024\0Awrites_only 0 256\0A\00"
+
+module attributes {gpu.container_module} {
+  func.func @host(%x: memref<128xf32>, %y: memref<128xf32>,
+                  %table: memref<1000x16xf32>, %ids: memref<4xi32>,
+                  %rows: memref<4x16xf32>, %m: memref<16x64xf32>,
+                  %sums: memref<16xf32>, %n: index) {
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c16 = arith.constant 16 : index
+    %c64 = arith.constant 64 : index
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    gpu.launch_func @mix_kernels::@scale blocks in (%c2, %c1, %c1) threads in (%c64, %c1, %c1) args(%x : memref<128xf32>, %y : memref<128xf32>)
+    gpu.launch_func @mix_kernels::@gather blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%ids : memref<4xi32>, %table : memref<1000x16xf32>, %rows : memref<4x16xf32>)
+    // The loop bounds travel as arguments, the same constants at both launches.
+    gpu.launch_func @mix_kernels::@reduce blocks in (%c1, %c1, %c1) threads in (%c16, %c1, %c1) args(%m : memref<16x64xf32>, %sums : memref<16xf32>, %c0 : index, %c4 : index)
+    gpu.launch_func @mix_kernels::@reduce blocks in (%c1, %c1, %c1) threads in (%c16, %c1, %c1) args(%m : memref<16x64xf32>, %sums : memref<16xf32>, %c0 : index, %c4 : index)
+    // Different bounds at two launches: the trip count is not known.
+    gpu.launch_func @mix_kernels::@unknown_trips blocks in (%c1, %c1, %c1) threads in (%c16, %c1, %c1) args(%m : memref<16x64xf32>, %sums : memref<16xf32>, %c4 : index)
+    gpu.launch_func @mix_kernels::@unknown_trips blocks in (%c1, %c1, %c1) threads in (%c16, %c1, %c1) args(%m : memref<16x64xf32>, %sums : memref<16xf32>, %n : index)
+    gpu.launch_func @mix_kernels::@opaque blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<128xf32>, %y : memref<128xf32>)
+    gpu.launch_func @mix_kernels::@writes_only blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%rows : memref<4x16xf32>)
+    return
+  }
+  gpu.module @mix_kernels {
+    // 128 threads each load x[i] and store y[i]: 128 x 4 = 512 bytes either
+    // way, which is also each view's size.
+    gpu.func @scale(%x: memref<128xf32>, %y: memref<128xf32>) kernel attributes {known_block_size = array<i32: 64, 1, 1>, known_grid_size = array<i32: 2, 1, 1>} {
+      %b = gpu.block_id x
+      %t = gpu.thread_id x
+      %c64 = arith.constant 64 : index
+      %o = arith.muli %b, %c64 : index
+      %i = arith.addi %o, %t : index
+      %v = memref.load %x[%i] : memref<128xf32>
+      memref.store %v, %y[%i] : memref<128xf32>
+      gpu.return
+    }
+    // 64 threads, 4 trips of the loop each. ids: 4 x 64 x 4 = 1024 bytes of
+    // loads, but the view holds 16: 16. table: 4 x 64 x 4 = 1024 bytes of
+    // loads of a 64000-byte table: 1024 (the rows gathered, not the table).
+    // Read 16 + 1024 = 1040; rows: 1024 bytes of stores into 256: 256.
+    gpu.func @gather(%ids: memref<4xi32>, %table: memref<1000x16xf32>, %rows: memref<4x16xf32>) kernel attributes {known_block_size = array<i32: 64, 1, 1>, known_grid_size = array<i32: 1, 1, 1>} {
+      %t = gpu.thread_id x
+      %c0 = arith.constant 0 : index
+      %c4 = arith.constant 4 : index
+      %c1 = arith.constant 1 : index
+      %c16 = arith.constant 16 : index
+      %r = arith.divui %t, %c16 : index
+      %col = arith.remui %t, %c16 : index
+      scf.for %j = %c0 to %c4 step %c1 {
+        %id = memref.load %ids[%r] : memref<4xi32>
+        %row = arith.index_cast %id : i32 to index
+        %v = memref.load %table[%row, %col] : memref<1000x16xf32>
+        memref.store %v, %rows[%r, %col] : memref<4x16xf32>
+      }
+      gpu.return
+    }
+    // 16 threads, 4 trips: the bounds are arguments, but every launch
+    // passes the same constants. m: 4 x 16 x 4 = 256 bytes of loads (of a
+    // 4096-byte view); sums: 256 bytes of loads of 64: 64. Read 256 + 64 =
+    // 320 (4096 + 64 if the trips were not known); written 64.
+    gpu.func @reduce(%m: memref<16x64xf32>, %sums: memref<16xf32>, %lb: index, %ub: index) kernel attributes {known_block_size = array<i32: 16, 1, 1>, known_grid_size = array<i32: 1, 1, 1>} {
+      %t = gpu.thread_id x
+      %c1 = arith.constant 1 : index
+      scf.for %j = %lb to %ub step %c1 {
+        %a = memref.load %m[%t, %j] : memref<16x64xf32>
+        %s = memref.load %sums[%t] : memref<16xf32>
+        %n = arith.addf %a, %s : f32
+        memref.store %n, %sums[%t] : memref<16xf32>
+      }
+      gpu.return
+    }
+    // The same loads with a trip count the launches disagree on: each view
+    // counts in full. Read 4096 + 64 = 4160, written 64.
+    gpu.func @unknown_trips(%m: memref<16x64xf32>, %sums: memref<16xf32>, %ub: index) kernel attributes {known_block_size = array<i32: 16, 1, 1>, known_grid_size = array<i32: 1, 1, 1>} {
+      %t = gpu.thread_id x
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      scf.for %j = %c0 to %ub step %c1 {
+        %a = memref.load %m[%t, %c0] : memref<16x64xf32>
+        %s = memref.load %sums[%t] : memref<16xf32>
+        %n = arith.addf %a, %s : f32
+        memref.store %n, %sums[%t] : memref<16xf32>
+      }
+      gpu.return
+    }
+    // memref.copy is not a load or store: both views count in full, both
+    // ways (512 + 512).
+    gpu.func @opaque(%x: memref<128xf32>, %y: memref<128xf32>) kernel attributes {known_block_size = array<i32: 1, 1, 1>, known_grid_size = array<i32: 1, 1, 1>} {
+      memref.copy %x, %y : memref<128xf32> to memref<128xf32>
+      gpu.return
+    }
+    // Stores only: nothing read, 64 x 4 = 256 bytes written (the view's 256).
+    gpu.func @writes_only(%rows: memref<4x16xf32>) kernel attributes {known_block_size = array<i32: 64, 1, 1>, known_grid_size = array<i32: 1, 1, 1>} {
+      %t = gpu.thread_id x
+      %c16 = arith.constant 16 : index
+      %r = arith.divui %t, %c16 : index
+      %col = arith.remui %t, %c16 : index
+      %zero = arith.constant 0.0 : f32
+      memref.store %zero, %rows[%r, %col] : memref<4x16xf32>
+      gpu.return
+    }
+  }
+}
