@@ -219,4 +219,32 @@ def MixRecordKernelTrafficPass
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def MixBlockReductionsPass
+    : Pass<"mix-block-reductions", "::mlir::func::FuncOp"> {
+  let summary = "Reduce each row of a reduction with a block of threads";
+  let description = [{
+    A `linalg.generic` on buffers whose innermost loop reduces, with one
+    output indexed by its parallel loops only, a payload whose output
+    value meets the folded value in one combiner (float add or multiply
+    allowed to reassociate, min, max, integer add, multiply, and, or) and
+    at least 32 reduced elements of 32-bit type, becomes a `gpu.launch`
+    with one block for each output element (the parallel loops flattened
+    row-major) of up to 256 threads. Thread t folds the reduced elements t,
+    t + T, ... (the reduction loops flattened row-major, so adjacent
+    threads read adjacent elements) into a register from the combiner's
+    identity, running the payload for each; the warps combine their lanes
+    with `gpu.shuffle xor` and, for more than one warp, lane 0 of each
+    leaves its value in workgroup memory and after a `gpu.barrier` every
+    warp folds those; thread 0 combines the block's value with the output
+    element (the reduction's initial value). Runs on the host functions
+    before `mix-launch-serial-ops`, so a reduction to a scalar gets a block
+    rather than one thread; other linalg ops are left to the generic
+    mapping (one thread an output element).
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // MIX_TARGET_CUDA_PASSES_TD

@@ -43,7 +43,7 @@ def main():
     for k in range(inputs, len(sizes)):
         host = (ctypes.c_float * sizes[k])()
         lib.mixrt_device_download(host, buffers[k], 4 * sizes[k])
-        print(f"output {k - inputs}:", " ".join(f"{v:g}" for v in host))
+        print(f"output {k - inputs}:", " ".join(f"{v:.9g}" for v in host))
     return 0
 
 

@@ -1,0 +1,321 @@
+//===- BlockReductions.cpp - A block of threads for each reduced row ------===//
+//
+// The generic mapping gives a reduction one thread for each element of its
+// result, which then runs the whole reduction alone: a LayerNorm's mean
+// over 768 features is 768 dependent steps of one thread, and a sum to a
+// scalar is one thread for the whole tensor. Here a reduction whose
+// innermost loop reduces becomes a launch with one block for each result
+// element: the block's threads stride over the reduced elements (adjacent
+// threads on adjacent elements, so loads coalesce), each folding its share
+// into a register, then the warps combine their values by shuffles and
+// the block combines its warps' through shared memory, and one thread
+// folds the result into the output, which holds the reduction's initial
+// value as in linalg.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mix/Target/CUDA/CUDACodegen.h"
+#include "mix/Target/CUDA/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::mix;
+
+namespace mlir::mix {
+#define GEN_PASS_DEF_MIXBLOCKREDUCTIONSPASS
+#include "mix/Target/CUDA/Passes.h.inc"
+} // namespace mlir::mix
+
+namespace {
+/// Threads of a warp, and the most threads a reduction's block gets.
+constexpr int64_t kWarp = 32;
+constexpr int64_t kMaxBlock = 256;
+
+/// The kind of a combiner op, if it is one this pass can split: an
+/// associative, commutative operation with an identity (float addition and
+/// multiplication only where the op allows reassociation).
+std::optional<arith::AtomicRMWKind> combinerKind(Operation *op) {
+  auto reassoc = [&](auto fop) {
+    return arith::bitEnumContainsAll(fop.getFastmath(),
+                                     arith::FastMathFlags::reassoc);
+  };
+  if (auto add = dyn_cast<arith::AddFOp>(op))
+    return reassoc(add) ? std::optional(arith::AtomicRMWKind::addf)
+                        : std::nullopt;
+  if (auto mul = dyn_cast<arith::MulFOp>(op))
+    return reassoc(mul) ? std::optional(arith::AtomicRMWKind::mulf)
+                        : std::nullopt;
+  return llvm::TypeSwitch<Operation *, std::optional<arith::AtomicRMWKind>>(op)
+      .Case([](arith::MaximumFOp) { return arith::AtomicRMWKind::maximumf; })
+      .Case([](arith::MinimumFOp) { return arith::AtomicRMWKind::minimumf; })
+      .Case([](arith::MaxNumFOp) { return arith::AtomicRMWKind::maxnumf; })
+      .Case([](arith::MinNumFOp) { return arith::AtomicRMWKind::minnumf; })
+      .Case([](arith::AddIOp) { return arith::AtomicRMWKind::addi; })
+      .Case([](arith::MulIOp) { return arith::AtomicRMWKind::muli; })
+      .Case([](arith::MaxSIOp) { return arith::AtomicRMWKind::maxs; })
+      .Case([](arith::MinSIOp) { return arith::AtomicRMWKind::mins; })
+      .Case([](arith::MaxUIOp) { return arith::AtomicRMWKind::maxu; })
+      .Case([](arith::MinUIOp) { return arith::AtomicRMWKind::minu; })
+      .Case([](arith::AndIOp) { return arith::AtomicRMWKind::andi; })
+      .Case([](arith::OrIOp) { return arith::AtomicRMWKind::ori; })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+/// A reduction this pass maps: the op, its combiner (the payload's only
+/// use of the output's block argument, whose result is yielded) and the
+/// combiner's other operand, the value folded in.
+struct Reduction {
+  linalg::GenericOp op;
+  Operation *combiner;
+  Value folded;
+  arith::AtomicRMWKind kind;
+  SmallVector<int64_t> sizes; // the static loop ranges
+  SmallVector<unsigned> parallel, reduced;
+  int64_t rows = 1, length = 1;
+};
+
+/// Whether \p op is a reduction this pass maps, and how.
+std::optional<Reduction> match(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() == 0)
+    return std::nullopt;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  // The innermost loop reduces, so adjacent threads read adjacent elements.
+  if (iterators.back() != utils::IteratorType::reduction)
+    return std::nullopt;
+  Reduction r;
+  r.op = op;
+  r.sizes = op.getStaticLoopRanges();
+  if (llvm::any_of(r.sizes, ShapedType::isDynamic))
+    return std::nullopt;
+  for (auto [i, it] : llvm::enumerate(iterators)) {
+    (it == utils::IteratorType::parallel ? r.parallel : r.reduced).push_back(i);
+    (it == utils::IteratorType::parallel ? r.rows : r.length) *= r.sizes[i];
+  }
+  // Long enough for a warp; rows fit a grid.
+  if (r.length < kWarp || r.rows < 1 || r.rows > (int64_t(1) << 31) - 1)
+    return std::nullopt;
+  // The output is indexed by the parallel loops only.
+  OpOperand *init = op.getDpsInitOperand(0);
+  AffineMap outMap = op.getMatchingIndexingMap(init);
+  for (unsigned d : r.reduced)
+    if (outMap.isFunctionOfDim(d))
+      return std::nullopt;
+  // One combiner over the output's block argument, whose result is yielded.
+  Block *body = op.getBlock();
+  BlockArgument out = op.getMatchingBlockArgument(init);
+  Type type = out.getType();
+  if (!type.isF32() && !type.isInteger(32))
+    return std::nullopt; // what a 32-bit shuffle moves
+  if (!out.hasOneUse())
+    return std::nullopt;
+  r.combiner = *out.getUsers().begin();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  if (r.combiner->getNumOperands() != 2 || r.combiner->getNumResults() != 1 ||
+      yield.getOperand(0) != r.combiner->getResult(0) ||
+      !r.combiner->getResult(0).hasOneUse())
+    return std::nullopt;
+  std::optional<arith::AtomicRMWKind> kind = combinerKind(r.combiner);
+  if (!kind)
+    return std::nullopt;
+  r.kind = *kind;
+  r.folded = r.combiner->getOperand(0) == out ? r.combiner->getOperand(1)
+                                              : r.combiner->getOperand(0);
+  return r;
+}
+
+/// \p flat's row-major indices over the loops \p dims of \p r.
+void delinearize(OpBuilder &b, Location loc, Value flat, const Reduction &r,
+                 ArrayRef<unsigned> dims, SmallVectorImpl<Value> &ivs) {
+  Value rest = flat;
+  for (int64_t i = int64_t(dims.size()) - 1; i > 0; --i) {
+    Value size = arith::ConstantIndexOp::create(b, loc, r.sizes[dims[i]]);
+    ivs[dims[i]] = arith::RemUIOp::create(b, loc, rest, size);
+    rest = arith::DivUIOp::create(b, loc, rest, size);
+  }
+  if (!dims.empty())
+    ivs[dims[0]] = rest;
+}
+
+/// The indices \p map gives for the loop indices \p ivs.
+SmallVector<Value> applyMap(OpBuilder &b, Location loc, AffineMap map,
+                            ValueRange ivs) {
+  SmallVector<Value> out;
+  for (unsigned i = 0; i < map.getNumResults(); ++i) {
+    AffineExpr e = map.getResult(i);
+    if (auto dim = dyn_cast<AffineDimExpr>(e))
+      out.push_back(ivs[dim.getPosition()]);
+    else if (auto c = dyn_cast<AffineConstantExpr>(e))
+      out.push_back(arith::ConstantIndexOp::create(b, loc, c.getValue()));
+    else
+      out.push_back(
+          affine::AffineApplyOp::create(b, loc, map.getSubMap({i}), ivs));
+  }
+  return out;
+}
+
+/// combiner(a, b), as the payload's combiner computes it.
+Value combine(OpBuilder &b, const Reduction &r, Value x, Value y) {
+  IRMapping map;
+  map.map(r.combiner->getOperand(0), x);
+  map.map(r.combiner->getOperand(1), y);
+  return b.clone(*r.combiner, map)->getResult(0);
+}
+
+/// Folds the values of a warp's lanes into every lane (xor butterfly).
+Value warpReduce(OpBuilder &b, Location loc, const Reduction &r, Value v) {
+  Value width = arith::ConstantIntOp::create(b, loc, kWarp, 32);
+  for (int64_t offset = kWarp / 2; offset >= 1; offset /= 2) {
+    Value o = arith::ConstantIntOp::create(b, loc, offset, 32);
+    Value other =
+        gpu::ShuffleOp::create(b, loc, v, o, width, gpu::ShuffleMode::XOR)
+            .getShuffleResult();
+    v = combine(b, r, v, other);
+  }
+  return v;
+}
+
+void lower(const Reduction &r) {
+  linalg::GenericOp op = r.op;
+  Location loc = op.getLoc();
+  OpBuilder b(op);
+  MLIRContext *ctx = op.getContext();
+  int64_t threads =
+      std::min<int64_t>(kMaxBlock, llvm::divideCeil(r.length, kWarp) * kWarp);
+  int64_t warps = threads / kWarp;
+  Type type = r.folded.getType();
+  auto shared = MemRefType::get(
+      {warps}, type, MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto launch = gpu::LaunchOp::create(
+      b, loc, arith::ConstantIndexOp::create(b, loc, r.rows), one, one,
+      arith::ConstantIndexOp::create(b, loc, threads), one, one,
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/ValueRange{},
+      warps > 1 ? TypeRange{shared} : TypeRange{});
+  Block &body = launch.getBody().front();
+  b.setInsertionPointToEnd(&body);
+  Value row = launch.getBlockIds().x;
+  Value tid = launch.getThreadIds().x;
+  SmallVector<Value> ivs(r.sizes.size());
+  delinearize(b, loc, row, r, r.parallel, ivs);
+  Value identity = arith::getIdentityValue(r.kind, type, b, loc);
+
+  // Each thread folds elements tid, tid + threads, ... into a register.
+  auto loop = scf::ForOp::create(
+      b, loc, tid, arith::ConstantIndexOp::create(b, loc, r.length),
+      arith::ConstantIndexOp::create(b, loc, threads), ValueRange{identity});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> all(ivs);
+    delinearize(b, loc, loop.getInductionVar(), r, r.reduced, all);
+    IRMapping map;
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      BlockArgument arg = op.getMatchingBlockArgument(input);
+      if (arg.use_empty())
+        continue;
+      Value value = input->get();
+      if (auto memref = dyn_cast<MemRefType>(value.getType()))
+        value = memref::LoadOp::create(
+            b, loc, value,
+            applyMap(b, loc, op.getMatchingIndexingMap(input), all));
+      map.map(arg, value);
+    }
+    for (Operation &payload : op.getBlock()->without_terminator()) {
+      if (&payload == r.combiner)
+        continue;
+      if (auto index = dyn_cast<linalg::IndexOp>(payload)) {
+        map.map(index.getResult(), all[index.getDim()]);
+        continue;
+      }
+      b.clone(payload, map);
+    }
+    Value folded =
+        combine(b, r, loop.getRegionIterArg(0), map.lookupOrDefault(r.folded));
+    scf::YieldOp::create(b, loc, folded);
+  }
+  Value partial = warpReduce(b, loc, r, loop.getResult(0));
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  if (warps > 1) {
+    // Lane 0 of each warp leaves its warp's value in shared memory; after
+    // the barrier every warp folds the warps' values (the first `warps`
+    // lanes load one each), so all threads take part in the shuffles.
+    Value warpSize = arith::ConstantIndexOp::create(b, loc, kWarp);
+    Value lane = arith::RemUIOp::create(b, loc, tid, warpSize);
+    Value warp = arith::DivUIOp::create(b, loc, tid, warpSize);
+    Value first =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, zero);
+    auto leader = scf::IfOp::create(b, loc, first, /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(leader.thenBlock());
+      memref::StoreOp::create(b, loc, partial,
+                              launch.getWorkgroupAttributions()[0], warp);
+    }
+    gpu::BarrierOp::create(b, loc);
+    Value holds =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lane,
+                              arith::ConstantIndexOp::create(b, loc, warps));
+    auto pick = scf::IfOp::create(b, loc, TypeRange{type}, holds,
+                                  /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(pick.thenBlock());
+      Value v = memref::LoadOp::create(
+          b, loc, launch.getWorkgroupAttributions()[0], lane);
+      scf::YieldOp::create(b, loc, v);
+      b.setInsertionPointToStart(pick.elseBlock());
+      scf::YieldOp::create(b, loc,
+                           arith::getIdentityValue(r.kind, type, b, loc));
+    }
+    partial = warpReduce(b, loc, r, pick.getResult(0));
+  }
+  // Thread 0 folds the block's value into the output's.
+  Value isFirst =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, zero);
+  auto store = scf::IfOp::create(b, loc, isFirst, /*withElse=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(store.thenBlock());
+    OpOperand *init = op.getDpsInitOperand(0);
+    SmallVector<Value> at(ivs);
+    for (unsigned d : r.reduced)
+      at[d] = zero; // the output does not depend on them
+    SmallVector<Value> indices =
+        applyMap(b, loc, op.getMatchingIndexingMap(init), at);
+    Value before = memref::LoadOp::create(b, loc, init->get(), indices);
+    // The payload's operand order: the output's value where it was.
+    bool outFirst = r.combiner->getOperand(0) != r.folded;
+    Value result = outFirst ? combine(b, r, before, partial)
+                            : combine(b, r, partial, before);
+    memref::StoreOp::create(b, loc, result, init->get(), indices);
+  }
+  gpu::TerminatorOp::create(b, loc);
+  op.erase();
+}
+
+struct MixBlockReductionsPass
+    : mlir::mix::impl::MixBlockReductionsPassBase<MixBlockReductionsPass> {
+  void runOnOperation() override {
+    SmallVector<Reduction> found;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (op->getParentOfType<gpu::LaunchOp>())
+        return;
+      if (std::optional<Reduction> r = match(op))
+        found.push_back(*r);
+    });
+    for (const Reduction &r : found)
+      lower(r);
+  }
+};
+} // namespace

@@ -1,0 +1,78 @@
+// Reductions as the models have them (linalg.generic on buffers, a
+// reassociable combiner, the output initialized by linalg.fill), which
+// mix-block-reductions gives a block of threads a row. The input k holds
+// 1, 2, 3, ... (run_emulated.py), so every result has a closed form.
+
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// out[r] = 10 + sum_j a[r, j]: 100 elements a row (a block of 128 threads,
+// 4 warps, the last partly idle).
+func.func @row_sums(%a: memref<3x100xf32>, %out: memref<3xf32>) {
+  %init = arith.constant 10.0 : f32
+  linalg.fill ins(%init : f32) outs(%out : memref<3xf32>)
+  linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<3x100xf32>) outs(%out : memref<3xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// 1000 elements a row: 256 threads, each folding 4 elements (the last 3).
+func.func @long_rows(%a: memref<2x1000xf32>, %out: memref<2xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%out : memref<2xf32>)
+  linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<2x1000xf32>) outs(%out : memref<2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// The largest element of each row of 40 (one warp and a bit).
+func.func @row_max(%a: memref<2x40xf32>, %out: memref<2xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%out : memref<2xf32>)
+  linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<2x40xf32>) outs(%out : memref<2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %m = arith.maximumf %x, %acc : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// Every element to one scalar: both loops reduce, flattened to 300.
+func.func @total(%a: memref<10x30xf32>, %out: memref<f32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%out : memref<f32>)
+  linalg.generic {indexing_maps = [#rows, affine_map<(d0, d1) -> ()>], iterator_types = ["reduction", "reduction"]}
+      ins(%a : memref<10x30xf32>) outs(%out : memref<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// A payload that uses the reduced index: out[r] = sum_j (a[r, j] - j)^2.
+func.func @squares(%a: memref<2x64xf32>, %out: memref<2xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%out : memref<2xf32>)
+  linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<2x64xf32>) outs(%out : memref<2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i32
+    %jf = arith.sitofp %ji : i32 to f32
+    %d = arith.subf %x, %jf : f32
+    %sq = arith.mulf %d, %d : f32
+    %s = arith.addf %sq, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -1,0 +1,112 @@
+// RUN: mix-opt %s --pass-pipeline='builtin.module(func.func(mix-block-reductions))' | FileCheck %s
+
+// mix-block-reductions: a reduction whose innermost loop reduces, with
+// enough elements and a combiner it can split, becomes a launch with a
+// block of threads a row; the others are left to the generic mapping.
+
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// 6 rows of 100: 6 blocks of 128 threads (100 rounded up to whole warps),
+// 4 warps' values in workgroup memory. Each thread folds elements tid,
+// tid + 128, ... from the identity; the warps shuffle (xor 16, 8, 4, 2, 1),
+// lane 0 of each stores, a barrier, the warps' values are shuffled again
+// (lanes past the 4th take the identity), and thread 0 folds the result
+// into the output.
+// CHECK-LABEL: func.func @row_sums
+// CHECK-DAG:     %[[ROWS:.*]] = arith.constant 6 : index
+// CHECK-DAG:     %[[THREADS:.*]] = arith.constant 128 : index
+// CHECK:         gpu.launch blocks(%[[B:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[ROWS]], {{.*}} threads(%[[T:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[THREADS]], {{.*}} workgroup(%[[SMEM:.*]] : memref<4xf32, #gpu.address_space<workgroup>>)
+// CHECK:           %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:           %[[PART:.*]] = scf.for %[[K:.*]] = %[[T]] to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32)
+// CHECK:             %[[X:.*]] = memref.load %{{.*}}[%[[B]], %[[K]]] : memref<6x100xf32>
+// CHECK:             %[[S:.*]] = arith.addf %[[ACC]], %[[X]] fastmath<reassoc> : f32
+// CHECK:             scf.yield %[[S]]
+// CHECK-COUNT-5:   gpu.shuffle  xor
+// CHECK:           scf.if
+// CHECK:             memref.store %{{.*}}, %[[SMEM]]
+// CHECK:           gpu.barrier
+// CHECK:           memref.load %[[SMEM]]
+// CHECK-COUNT-5:   gpu.shuffle  xor
+// CHECK:           scf.if
+// CHECK:             %[[OLD:.*]] = memref.load %{{.*}}[%[[B]]] : memref<6xf32>
+// CHECK:             %[[NEW:.*]] = arith.addf %{{.*}}, %[[OLD]] fastmath<reassoc> : f32
+// CHECK:             memref.store %[[NEW]], %{{.*}}[%[[B]]] : memref<6xf32>
+// CHECK-NOT:     linalg.generic
+func.func @row_sums(%a: memref<6x100xf32>, %out: memref<6xf32>) {
+  linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<6x100xf32>) outs(%out : memref<6xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// One warp (40 elements round to 64: two warps; 32 would be one): a max
+// from -inf.
+// CHECK-LABEL: func.func @row_max
+// CHECK:         gpu.launch
+// CHECK:           arith.constant 0xFF800000 : f32
+// CHECK:           arith.maximumf
+func.func @row_max(%a: memref<2x40xf32>, %out: memref<2xf32>) {
+  linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<2x40xf32>) outs(%out : memref<2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %m = arith.maximumf %x, %acc : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// Exactly one warp: no workgroup memory, no barrier.
+// CHECK-LABEL: func.func @one_warp
+// CHECK:         gpu.launch
+// CHECK-NOT:       workgroup
+// CHECK-NOT:       gpu.barrier
+// CHECK:           gpu.terminator
+func.func @one_warp(%a: memref<2x32xf32>, %out: memref<2xf32>) {
+  linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<2x32xf32>) outs(%out : memref<2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// Left alone: a float sum that may not be reassociated, fewer than 32
+// elements a row, a reduction over the outer loop (threads would stride
+// across rows), a 64-bit element.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT:     gpu.launch
+// CHECK-COUNT-4: linalg.generic
+// CHECK-NOT:     gpu.launch
+func.func @left_alone(%a: memref<2x64xf32>, %b: memref<2x16xf32>, %c: memref<64x2xf32>, %d: memref<2x64xf64>,
+                      %out: memref<2xf32>, %out64: memref<2xf64>) {
+  linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<2x64xf32>) outs(%out : memref<2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%b : memref<2x16xf32>) outs(%out : memref<2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#rows, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+      ins(%c : memref<64x2xf32>) outs(%out : memref<2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%d : memref<2x64xf64>) outs(%out64 : memref<2xf64>) {
+  ^bb0(%x: f64, %acc: f64):
+    %s = arith.addf %x, %acc fastmath<reassoc> : f64
+    linalg.yield %s : f64
+  }
+  return
+}
