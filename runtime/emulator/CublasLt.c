@@ -25,7 +25,9 @@
  * the call succeeds (the device would only fault later) and the context's
  * sticky CUDA_ERROR_ILLEGAL_ADDRESS, whose message names the operand and
  * the allocation, fails the next driver call. Bad arguments return their
- * status and print why (mixemuLibraryError).
+ * status and print why (mixemuLibraryError). In count-only mode
+ * (MIXEMU_COUNT_ONLY=1) a product is checked (its descriptors and
+ * operands) and counted, but not computed.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -436,6 +438,12 @@ emuMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
       (b != 0.0f && !operandInRange('C', C, Cdesc)) ||
       !operandInRange('D', D, Ddesc))
     return CUBLAS_STATUS_SUCCESS;
+  if (mixemuCountOnly()) { /* checked, counted, not computed */
+    ++mixemuProfileCounters.matmuls;
+    mixemuProfileCounters.matmulFlops +=
+        2 * s.m * s.n * s.k * (uint64_t)s.batch;
+    return CUBLAS_STATUS_SUCCESS;
+  }
 
   /* op(A) rounded, as m rows of k; op(B) rounded, as n columns of k. */
   size_t need = (size_t)(s.m + s.n) * (size_t)s.k;

@@ -17,7 +17,9 @@
  *    current, as the driver does, so that the support code's order of
  *    calls is checked too;
  *  - streams: handles only. All work is synchronous, so synchronizing is
- *    a no-op and a query always finds the stream idle.
+ *    a no-op and a query always finds the stream idle;
+ *  - count-only mode (MIXEMU_COUNT_ONLY=1, mixemu/Emulator.h): read by
+ *    cuInit, which refuses a value other than 0 or 1.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -193,9 +195,55 @@ CUresult mixemuCheckContext(void) {
   return CUDA_SUCCESS;
 }
 
+/* ---- Count-only mode --------------------------------------------------- */
+
+static int countOnly = -1;       /* -1: MIXEMU_COUNT_ONLY not read yet */
+static const char *badCountOnly; /* its value, when neither 0 nor 1 */
+
+/* Says once that nothing is computed. */
+static void warnCountOnly(void) {
+  static int warned;
+  if (warned)
+    return;
+  warned = 1;
+  fprintf(stderr, "CUDA emulator: MIXEMU_COUNT_ONLY=1: nothing is computed; "
+                  "the results are not the model's\n");
+}
+
+int mixemuCountOnly(void) {
+  if (countOnly < 0) {
+    const char *env = getenv("MIXEMU_COUNT_ONLY");
+    countOnly = env && strcmp(env, "1") == 0;
+    if (env && *env && strcmp(env, "0") != 0 && strcmp(env, "1") != 0)
+      badCountOnly = env;
+    if (countOnly)
+      warnCountOnly();
+  }
+  return countOnly;
+}
+
+int mixemu_count_only(void) { return mixemuCountOnly(); }
+
+void mixemu_set_count_only(int on) {
+  int was = mixemuCountOnly();
+  countOnly = on != 0;
+  badCountOnly = NULL;
+  if (countOnly)
+    warnCountOnly();
+  else if (was)
+    mixemuRestoreAccess();
+}
+
 CUresult cuInit(unsigned int Flags) {
   if (Flags != 0)
     return mixemuError(CUDA_ERROR_INVALID_VALUE, "cuInit: flags must be 0");
+  mixemuCountOnly();
+  if (badCountOnly)
+    return mixemuError(CUDA_ERROR_INVALID_VALUE,
+                       "MIXEMU_COUNT_ONLY is '%s', expected 1 (check and "
+                       "count launches, products and copies without running "
+                       "them) or 0",
+                       badCountOnly);
   initialized = 1;
   return CUDA_SUCCESS;
 }
@@ -384,4 +432,17 @@ const MixEmuProfile *mixemu_profile(void) { return &mixemuProfileCounters; }
 
 void mixemu_profile_reset(void) {
   memset(&mixemuProfileCounters, 0, sizeof mixemuProfileCounters);
+  mixemuProfileCounters.peakDeviceBytes = mixemuDeviceBytes();
+}
+
+/* A count-only run's one measure of the device: the memory it needed. */
+__attribute__((destructor)) static void reportPeakMemory(void) {
+  if (countOnly != 1 || !mixemuProfileCounters.peakDeviceBytes)
+    return;
+  double gib = (double)mixemuProfileCounters.peakDeviceBytes / (1 << 30);
+  fprintf(stderr,
+          "CUDA emulator: MIXEMU_COUNT_ONLY=1: at most %llu bytes of device "
+          "memory were allocated at once (%.2f GiB; an H200 has 140.40 "
+          "GiB)\n",
+          (unsigned long long)mixemuProfileCounters.peakDeviceBytes, gib);
 }

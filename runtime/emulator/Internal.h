@@ -6,7 +6,8 @@
  * Fibers.c (a block's threads as fibers, for barriers and shuffles) and
  * CublasLt.c (matrix products). This header is their common state: the
  * error and context checks every driver call starts with, the arena's
- * queries, and the profile counters. Not installed; not part of any ABI.
+ * queries, count-only mode, and the profile counters. Not installed; not
+ * part of any ABI.
  *
  * The emulator is single-threaded: the support code calls it from one
  * thread, and everything it runs is synchronous (a stream is only a
@@ -59,6 +60,12 @@ int mixemuInitialized(void);
 /* CUDA_SUCCESS for a live stream (or a special one); else the error. */
 CUresult mixemuCheckStream(CUstream stream, const char *what);
 
+/* Whether the emulator only counts (MIXEMU_COUNT_ONLY=1, read at the first
+   query, or mixemu_set_count_only): launches, products, copies, memsets
+   and all-reduces are checked and counted, but not run, and device memory
+   is never made accessible. */
+int mixemuCountOnly(void);
+
 /* ---- Device memory (Memory.c) ------------------------------------------ */
 
 typedef struct {
@@ -73,6 +80,10 @@ const MixEmuAllocation *mixemuFindAllocation(uintptr_t p);
 
 /* Whether p lies in the device arena (live, freed or never allocated). */
 int mixemuInArena(uintptr_t p);
+
+/* The device memory allocated now: the live allocations, each rounded up
+   to whole pages. */
+uint64_t mixemuDeviceBytes(void);
 
 /* CUDA_SUCCESS when [p, p + n) lies inside one live allocation; otherwise
    CUDA_ERROR_INVALID_VALUE with a message naming `what` and the
@@ -91,6 +102,11 @@ void mixemuDescribeAddress(uintptr_t p, char *out, size_t size);
    course. MIXEMU_HOST_ACCESS_CHECK=0 leaves the memory accessible (for a
    debugger). */
 void mixemuDeviceAccess(int on);
+
+/* After count-only mode ends (mixemu_set_count_only(0)): gives the
+   allocations made in it, whose pages were left inaccessible, the access
+   every allocation has now. */
+void mixemuRestoreAccess(void);
 
 /* ---- Launches (Launch.c) and fibers (Fibers.c) ------------------------- */
 

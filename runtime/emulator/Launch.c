@@ -25,7 +25,9 @@
  * for each other runs its block's threads one after another (x fastest,
  * then y, then z), which is exact for it and fast; one marked
  * MIXEMU_KERNEL_SYNCHRONIZES (it has barriers or shuffles) runs them as
- * fibers (Fibers.c), in the same order until each waits.
+ * fibers (Fibers.c), in the same order until each waits. In count-only
+ * mode (MIXEMU_COUNT_ONLY=1) a launch is checked and counted as usual,
+ * but none of its threads runs.
  * A failed check in a kernel (mixemu_fail) longjmps back here, out of the
  * kernel's frames (generated code, which holds no resources), and makes
  * the fault sticky: cuLaunchKernel returns CUDA_ERROR_ILLEGAL_ADDRESS and
@@ -513,6 +515,12 @@ static CUresult emuLaunchKernel(CUfunction f, unsigned int gridDimX,
     return mixemuError(CUDA_ERROR_INVALID_VALUE,
                        "kernel %s takes %lld parameters; kernelParams is null",
                        f->name, (long long)f->nparams);
+  uint64_t threads = (uint64_t)g[0] * g[1] * g[2] * b[0] * b[1] * b[2];
+  if (mixemuCountOnly()) { /* checked, counted, not run */
+    ++mixemuProfileCounters.launches;
+    mixemuProfileCounters.threads += threads;
+    return CUDA_SUCCESS;
+  }
   unsigned char *shared = sharedWindow();
   if (!shared)
     return mixemuError(CUDA_ERROR_OUT_OF_MEMORY,
@@ -528,8 +536,7 @@ static CUresult emuLaunchKernel(CUfunction f, unsigned int gridDimX,
   running.function = NULL;
   running.thread = NULL;
   ++mixemuProfileCounters.launches;
-  mixemuProfileCounters.threads +=
-      (uint64_t)g[0] * g[1] * g[2] * b[0] * b[1] * b[2];
+  mixemuProfileCounters.threads += threads;
   return CUDA_SUCCESS;
 }
 

@@ -21,6 +21,12 @@
  *    for unregistered host memory (the support code's mgpuMemcpy tells a
  *    host constant from device memory this way).
  * The total committed is limited to an H200's memory (143771 MiB).
+ * In count-only mode (MIXEMU_COUNT_ONLY=1) an allocation is placed and
+ * counted against that limit as usual, but its pages stay inaccessible
+ * (so the host commits nothing for it: a step that needs tens of GB of
+ * device memory costs none), copies and memsets are checked and counted
+ * but move nothing, and a copy to the host fills the host's buffer with
+ * zeros.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -37,8 +43,10 @@
 
 /* What cudaGetDeviceProperties reports for an H200's HBM3e (141 GB). */
 static const uint64_t kDeviceMemory = (uint64_t)143771 << 20;
-/* The address space reserved; halved until the system grants it. */
-static const size_t kReserve = (size_t)256 << 30;
+/* The address space reserved; halved until the system grants it. At most
+   half of it is allocated (the rest is the guards' and placement's slack),
+   so 512 GiB lets the allocations reach the H200's whole memory. */
+static const size_t kReserve = (size_t)512 << 30;
 static const size_t kMinReserve = (size_t)1 << 30;
 /* The inaccessible gap after each allocation. */
 static const size_t kGuard = (size_t)64 << 10;
@@ -90,11 +98,17 @@ static void onSegv(int sig, siginfo_t *info, void *context) {
   if (!accessible && mixemuInArena(p)) {
     char where[256], line[512];
     mixemuDescribeAddress(p, where, sizeof where);
-    int n = snprintf(line, sizeof line,
-                     "CUDA emulator: the host dereferenced device memory "
-                     "at 0x%llx (%s); only kernels, copies and products may "
-                     "touch it\n",
-                     (unsigned long long)p, where);
+    int n = mixemuCountOnly()
+                ? snprintf(line, sizeof line,
+                           "CUDA emulator: device memory was touched at "
+                           "0x%llx (%s); with MIXEMU_COUNT_ONLY=1 nothing "
+                           "may touch it\n",
+                           (unsigned long long)p, where)
+                : snprintf(line, sizeof line,
+                           "CUDA emulator: the host dereferenced device "
+                           "memory at 0x%llx (%s); only kernels, copies and "
+                           "products may touch it\n",
+                           (unsigned long long)p, where);
     if (n > 0)
       (void)!write(2, line, (size_t)n < sizeof line ? (size_t)n
                                                      : sizeof line - 1);
@@ -122,6 +136,8 @@ static void protectAll(int prot);
 
 void mixemuDeviceAccess(int on) {
   decideHostCheck();
+  if (mixemuCountOnly())
+    on = 0; /* nothing is run: device memory is never touched */
   if (!hostCheck || accessible == !!on)
     return;
   accessible = !!on;
@@ -150,6 +166,8 @@ const MixEmuAllocation *mixemuFindAllocation(uintptr_t p) {
 }
 
 int mixemuInArena(uintptr_t p) { return p >= arenaBegin && p < arenaEnd; }
+
+uint64_t mixemuDeviceBytes(void) { return committed; }
 
 /* Whether [p, p + n) meets the arena. */
 static int touchesArena(uintptr_t p, size_t n) {
@@ -236,6 +254,12 @@ static void protectAll(int prot) {
     mprotect((void *)allocations[i].base, allocations[i].mapped, prot);
 }
 
+void mixemuRestoreAccess(void) {
+  decideHostCheck();
+  if (!hostCheck || accessible)
+    protectAll(PROT_READ | PROT_WRITE);
+}
+
 static int growAllocations(void) {
   if (count < capacity)
     return 1;
@@ -275,13 +299,16 @@ CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize) {
                        "cuMemAlloc of %zu bytes: the emulator's address space "
                        "or bookkeeping is exhausted",
                        bytesize);
-  if (mprotect((void *)base, mapped, PROT_READ | PROT_WRITE) != 0)
+  /* In count-only mode the pages stay as reserved: inaccessible, and
+     costing the host nothing. */
+  if (!mixemuCountOnly() &&
+      mprotect((void *)base, mapped, PROT_READ | PROT_WRITE) != 0)
     return mixemuError(CUDA_ERROR_OUT_OF_MEMORY,
                        "cuMemAlloc of %zu bytes: the host has no memory for "
                        "it",
                        bytesize);
   decideHostCheck();
-  if (!accessible) /* the host is running: keep it out */
+  if (!accessible && !mixemuCountOnly()) /* the host runs: keep it out */
     mprotect((void *)base, mapped, PROT_NONE);
   size_t i = upperBound(base);
   memmove(&allocations[i + 1], &allocations[i],
@@ -290,6 +317,8 @@ CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize) {
   allocations[i] = a;
   ++count;
   committed += mapped;
+  if (committed > mixemuProfileCounters.peakDeviceBytes)
+    mixemuProfileCounters.peakDeviceBytes = committed;
   cursor = base + span;
   *dptr = (CUdeviceptr)base;
   return CUDA_SUCCESS;
@@ -354,7 +383,8 @@ static CUresult emuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void *srcHost,
                                  "cuMemcpyHtoDAsync destination")) !=
           CUDA_SUCCESS)
     return status;
-  memcpy((void *)(uintptr_t)dstDevice, srcHost, ByteCount);
+  if (!mixemuCountOnly())
+    memcpy((void *)(uintptr_t)dstDevice, srcHost, ByteCount);
   count1(0, ByteCount);
   return CUDA_SUCCESS;
 }
@@ -369,7 +399,10 @@ static CUresult emuMemcpyDtoHAsync(void *dstHost, CUdeviceptr srcDevice,
       (status = mixemuCheckRange((uintptr_t)srcDevice, ByteCount,
                                  "cuMemcpyDtoHAsync source")) != CUDA_SUCCESS)
     return status;
-  memcpy(dstHost, (const void *)(uintptr_t)srcDevice, ByteCount);
+  if (mixemuCountOnly()) /* deterministic, whatever the device would hold */
+    memset(dstHost, 0, ByteCount);
+  else
+    memcpy(dstHost, (const void *)(uintptr_t)srcDevice, ByteCount);
   count1(1, ByteCount);
   return CUDA_SUCCESS;
 }
@@ -385,8 +418,9 @@ static CUresult emuMemcpyDtoDAsync(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
                                  "cuMemcpyDtoDAsync destination")) !=
           CUDA_SUCCESS)
     return status;
-  memmove((void *)(uintptr_t)dstDevice, (const void *)(uintptr_t)srcDevice,
-          ByteCount);
+  if (!mixemuCountOnly())
+    memmove((void *)(uintptr_t)dstDevice, (const void *)(uintptr_t)srcDevice,
+            ByteCount);
   count1(2, ByteCount);
   return CUDA_SUCCESS;
 }
@@ -404,9 +438,11 @@ static CUresult emuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t
   if ((status = mixemuCheckRange((uintptr_t)dstDevice, 4 * N,
                                  "cuMemsetD32Async")) != CUDA_SUCCESS)
     return status;
-  uint32_t *words = (uint32_t *)(uintptr_t)dstDevice;
-  for (size_t i = 0; i < N; ++i)
-    words[i] = ui;
+  if (!mixemuCountOnly()) {
+    uint32_t *words = (uint32_t *)(uintptr_t)dstDevice;
+    for (size_t i = 0; i < N; ++i)
+      words[i] = ui;
+  }
   ++mixemuProfileCounters.memsets;
   return CUDA_SUCCESS;
 }

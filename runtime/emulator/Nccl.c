@@ -21,7 +21,9 @@
  *    result and the order of the sum is fixed. ncclAvg multiplies each
  *    rank's values by 1/nranks (as a float) before the sum, as NCCL does for
  *    floating types. Staging is double-buffered (by the barrier's parity),
- *    so one barrier a chunk suffices;
+ *    so one barrier a chunk suffices. In count-only mode
+ *    (MIXEMU_COUNT_ONLY=1) it is checked but moves nothing and waits for
+ *    no rank;
  *  - the barrier: each rank counts the barriers it has reached in the
  *    segment (an atomic per rank) and waits, with yields and then short
  *    sleeps, until every rank's count reaches its own. It never waits
@@ -573,6 +575,8 @@ ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
                     "%s: the send and receive buffers overlap without being "
                     "the same (in place)",
                     what);
+  if (mixemuCountOnly()) /* checked, not run: no data moves */
+    return ncclSuccess;
   mixemuDeviceAccess(1);
   result = reduce(comm, (const float *)sendbuff, (float *)recvbuff, count, op);
   mixemuDeviceAccess(0);

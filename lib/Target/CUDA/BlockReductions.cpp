@@ -38,6 +38,14 @@ namespace {
 /// Threads of a warp, and the most threads a reduction's block gets.
 constexpr int64_t kWarp = 32;
 constexpr int64_t kMaxBlock = 256;
+/// Column reductions: a block is 32 columns by kColumnGroups groups of
+/// reduced elements; the reduced elements are split over blocks until the
+/// launch has about kTargetBlocks blocks (two an H200 SM), as long as each
+/// thread keeps kMinSteps elements.
+constexpr int64_t kColumnGroups = 8;
+constexpr int64_t kTargetBlocks = 264;
+constexpr int64_t kMinSteps = 16;
+constexpr int64_t kMaxGridY = 65535;
 
 /// The kind of a combiner op, if it is one this pass can split: an
 /// associative, commutative operation with an identity (float addition and
@@ -79,7 +87,8 @@ struct Reduction {
   arith::AtomicRMWKind kind;
   SmallVector<int64_t> sizes; // the static loop ranges
   SmallVector<unsigned> parallel, reduced;
-  int64_t rows = 1, length = 1;
+  int64_t rows = 1, length = 1; // output elements, reduced elements each
+  bool columns = false;         // the innermost loop is parallel
 };
 
 /// Whether \p op is a reduction this pass maps, and how.
@@ -88,11 +97,11 @@ std::optional<Reduction> match(linalg::GenericOp op) {
       op.getNumReductionLoops() == 0)
     return std::nullopt;
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  // The innermost loop reduces, so adjacent threads read adjacent elements.
-  if (iterators.back() != utils::IteratorType::reduction)
-    return std::nullopt;
   Reduction r;
   r.op = op;
+  // Adjacent threads must read adjacent elements: along the reduced
+  // innermost loop (rows), or along the parallel one (columns).
+  r.columns = iterators.back() == utils::IteratorType::parallel;
   r.sizes = op.getStaticLoopRanges();
   if (llvm::any_of(r.sizes, ShapedType::isDynamic))
     return std::nullopt;
@@ -100,8 +109,14 @@ std::optional<Reduction> match(linalg::GenericOp op) {
     (it == utils::IteratorType::parallel ? r.parallel : r.reduced).push_back(i);
     (it == utils::IteratorType::parallel ? r.rows : r.length) *= r.sizes[i];
   }
-  // Long enough for a warp; rows fit a grid.
-  if (r.length < kWarp || r.rows < 1 || r.rows > (int64_t(1) << 31) - 1)
+  // Rows: long enough for a warp, few enough for a grid. Columns: any
+  // reduction (the generic mapping would launch a kernel for each reduced
+  // index from a host loop), with the tiles of the innermost loop in x and
+  // the other output elements in y.
+  if (r.length < (r.columns ? 2 : kWarp) || r.rows < 1 ||
+      r.rows > (int64_t(1) << 31) - 1)
+    return std::nullopt;
+  if (r.columns && r.rows / r.sizes.back() > kMaxGridY)
     return std::nullopt;
   // The output is indexed by the parallel loops only.
   OpOperand *init = op.getDpsInitOperand(0);
@@ -183,27 +198,93 @@ Value warpReduce(OpBuilder &b, Location loc, const Reduction &r, Value v) {
   return v;
 }
 
-void lower(const Reduction &r) {
+/// combine(acc, the payload's value at the loop indices \p ivs): loads the
+/// inputs there and runs the payload.
+Value foldOne(OpBuilder &b, Location loc, const Reduction &r, ValueRange ivs,
+              Value acc) {
+  linalg::GenericOp op = r.op;
+  IRMapping map;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    BlockArgument arg = op.getMatchingBlockArgument(input);
+    if (arg.use_empty())
+      continue;
+    Value value = input->get();
+    if (isa<MemRefType>(value.getType()))
+      value = memref::LoadOp::create(
+          b, loc, value,
+          applyMap(b, loc, op.getMatchingIndexingMap(input), ivs));
+    map.map(arg, value);
+  }
+  for (Operation &payload : op.getBlock()->without_terminator()) {
+    if (&payload == r.combiner)
+      continue;
+    if (auto index = dyn_cast<linalg::IndexOp>(payload)) {
+      map.map(index.getResult(), ivs[index.getDim()]);
+      continue;
+    }
+    b.clone(payload, map);
+  }
+  return combine(b, r, acc, map.lookupOrDefault(r.folded));
+}
+
+/// Folds \p value into the output element at the parallel indices of
+/// \p ivs, in the payload's operand order.
+void foldIntoOutput(OpBuilder &b, Location loc, const Reduction &r,
+                    ArrayRef<Value> ivs, Value value) {
+  linalg::GenericOp op = r.op;
+  OpOperand *init = op.getDpsInitOperand(0);
+  SmallVector<Value> at(ivs);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  for (unsigned d : r.reduced)
+    at[d] = zero; // the output does not depend on them
+  SmallVector<Value> indices =
+      applyMap(b, loc, op.getMatchingIndexingMap(init), at);
+  Value before = memref::LoadOp::create(b, loc, init->get(), indices);
+  bool outFirst = r.combiner->getOperand(0) != r.folded;
+  Value result =
+      outFirst ? combine(b, r, before, value) : combine(b, r, value, before);
+  memref::StoreOp::create(b, loc, result, init->get(), indices);
+}
+
+/// A launch of \p grid blocks of \p block threads (x, y, z) with the
+/// workgroup buffers \p shared, its body holding only the terminator.
+gpu::LaunchOp createLaunch(OpBuilder &b, Location loc,
+                           std::array<int64_t, 3> grid,
+                           std::array<int64_t, 3> block, TypeRange shared) {
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto launch = gpu::LaunchOp::create(
+      b, loc, c(grid[0]), c(grid[1]), c(grid[2]), c(block[0]), c(block[1]),
+      c(block[2]), /*dynamicSharedMemorySize=*/nullptr,
+      /*asyncTokenType=*/nullptr, /*asyncDependencies=*/ValueRange{}, shared);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(&launch.getBody().front());
+  gpu::TerminatorOp::create(b, loc);
+  return launch;
+}
+
+MemRefType workgroupBuffer(ArrayRef<int64_t> shape, Type type) {
+  return MemRefType::get(shape, type, MemRefLayoutAttrInterface(),
+                         gpu::AddressSpaceAttr::get(
+                             type.getContext(), gpu::AddressSpace::Workgroup));
+}
+
+/// The innermost loop reduces: a block an output element.
+void lowerRows(const Reduction &r) {
   linalg::GenericOp op = r.op;
   Location loc = op.getLoc();
   OpBuilder b(op);
-  MLIRContext *ctx = op.getContext();
   int64_t threads =
       std::min<int64_t>(kMaxBlock, llvm::divideCeil(r.length, kWarp) * kWarp);
   int64_t warps = threads / kWarp;
   Type type = r.folded.getType();
-  auto shared = MemRefType::get(
-      {warps}, type, MemRefLayoutAttrInterface(),
-      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  auto launch = gpu::LaunchOp::create(
-      b, loc, arith::ConstantIndexOp::create(b, loc, r.rows), one, one,
-      arith::ConstantIndexOp::create(b, loc, threads), one, one,
-      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-      /*asyncDependencies=*/ValueRange{},
-      warps > 1 ? TypeRange{shared} : TypeRange{});
-  Block &body = launch.getBody().front();
-  b.setInsertionPointToEnd(&body);
+  SmallVector<Type> shared;
+  if (warps > 1)
+    shared.push_back(workgroupBuffer({warps}, type));
+  gpu::LaunchOp launch =
+      createLaunch(b, loc, {r.rows, 1, 1}, {threads, 1, 1}, shared);
+  b.setInsertionPoint(&launch.getBody().front().back());
   Value row = launch.getBlockIds().x;
   Value tid = launch.getThreadIds().x;
   SmallVector<Value> ivs(r.sizes.size());
@@ -219,37 +300,16 @@ void lower(const Reduction &r) {
     b.setInsertionPointToStart(loop.getBody());
     SmallVector<Value> all(ivs);
     delinearize(b, loc, loop.getInductionVar(), r, r.reduced, all);
-    IRMapping map;
-    for (OpOperand *input : op.getDpsInputOperands()) {
-      BlockArgument arg = op.getMatchingBlockArgument(input);
-      if (arg.use_empty())
-        continue;
-      Value value = input->get();
-      if (auto memref = dyn_cast<MemRefType>(value.getType()))
-        value = memref::LoadOp::create(
-            b, loc, value,
-            applyMap(b, loc, op.getMatchingIndexingMap(input), all));
-      map.map(arg, value);
-    }
-    for (Operation &payload : op.getBlock()->without_terminator()) {
-      if (&payload == r.combiner)
-        continue;
-      if (auto index = dyn_cast<linalg::IndexOp>(payload)) {
-        map.map(index.getResult(), all[index.getDim()]);
-        continue;
-      }
-      b.clone(payload, map);
-    }
-    Value folded =
-        combine(b, r, loop.getRegionIterArg(0), map.lookupOrDefault(r.folded));
-    scf::YieldOp::create(b, loc, folded);
+    scf::YieldOp::create(b, loc,
+                         foldOne(b, loc, r, all, loop.getRegionIterArg(0)));
   }
   Value partial = warpReduce(b, loc, r, loop.getResult(0));
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   if (warps > 1) {
     // Lane 0 of each warp leaves its warp's value in shared memory; after
-    // the barrier every warp folds the warps' values (the first `warps`
-    // lanes load one each), so all threads take part in the shuffles.
+    // the barrier every warp folds those (the first `warps` lanes load one
+    // each), so all threads take part in the shuffles.
+    Value smem = launch.getWorkgroupAttributions()[0];
     Value warpSize = arith::ConstantIndexOp::create(b, loc, kWarp);
     Value lane = arith::RemUIOp::create(b, loc, tid, warpSize);
     Value warp = arith::DivUIOp::create(b, loc, tid, warpSize);
@@ -259,8 +319,7 @@ void lower(const Reduction &r) {
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(leader.thenBlock());
-      memref::StoreOp::create(b, loc, partial,
-                              launch.getWorkgroupAttributions()[0], warp);
+      memref::StoreOp::create(b, loc, partial, smem, warp);
     }
     gpu::BarrierOp::create(b, loc);
     Value holds =
@@ -271,9 +330,8 @@ void lower(const Reduction &r) {
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(pick.thenBlock());
-      Value v = memref::LoadOp::create(
-          b, loc, launch.getWorkgroupAttributions()[0], lane);
-      scf::YieldOp::create(b, loc, v);
+      scf::YieldOp::create(
+          b, loc, memref::LoadOp::create(b, loc, smem, lane).getResult());
       b.setInsertionPointToStart(pick.elseBlock());
       scf::YieldOp::create(b, loc,
                            arith::getIdentityValue(r.kind, type, b, loc));
@@ -284,23 +342,138 @@ void lower(const Reduction &r) {
   Value isFirst =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, zero);
   auto store = scf::IfOp::create(b, loc, isFirst, /*withElse=*/false);
+  b.setInsertionPointToStart(store.thenBlock());
+  foldIntoOutput(b, loc, r, ivs, partial);
+  op.erase();
+}
+
+/// The innermost loop is parallel (a sum over rows for each column): a
+/// block is 32 adjacent columns (the lanes) by kColumnGroups groups that
+/// stride over the reduced elements; the reduced elements are split over
+/// `splits` blocks in z when the tiles alone leave the device idle. Each
+/// block's groups combine through workgroup memory; with one split, group
+/// 0 folds the column's value into the output, else into a partial buffer
+/// [splits][other output elements][columns] that a second launch (a
+/// thread an output element) folds into the output.
+void lowerColumns(const Reduction &r) {
+  linalg::GenericOp op = r.op;
+  Location loc = op.getLoc();
+  OpBuilder b(op);
+  Type type = r.folded.getType();
+  unsigned columnDim = r.parallel.back();
+  int64_t columns = r.sizes[columnDim];
+  int64_t others = r.rows / columns;
+  SmallVector<unsigned> otherDims(r.parallel.begin(),
+                                  std::prev(r.parallel.end()));
+  int64_t tiles = llvm::divideCeil(columns, kWarp);
+  int64_t splits = std::clamp<int64_t>(
+      llvm::divideCeil(kTargetBlocks, tiles * others), 1,
+      std::max<int64_t>(1, r.length / (kColumnGroups * kMinSteps)));
+  splits = std::min(splits, kMaxGridY);
+  int64_t chunk = llvm::divideCeil(r.length, splits);
+  splits = llvm::divideCeil(r.length, chunk); // no empty split
+
+  Value partials;
+  if (splits > 1)
+    partials =
+        allocOnDevice(b, loc, MemRefType::get({splits, others, columns}, type));
+  gpu::LaunchOp launch =
+      createLaunch(b, loc, {tiles, others, splits}, {kWarp, kColumnGroups, 1},
+                   workgroupBuffer({kColumnGroups, kWarp}, type));
   {
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(store.thenBlock());
-    OpOperand *init = op.getDpsInitOperand(0);
-    SmallVector<Value> at(ivs);
-    for (unsigned d : r.reduced)
-      at[d] = zero; // the output does not depend on them
-    SmallVector<Value> indices =
-        applyMap(b, loc, op.getMatchingIndexingMap(init), at);
-    Value before = memref::LoadOp::create(b, loc, init->get(), indices);
-    // The payload's operand order: the output's value where it was.
-    bool outFirst = r.combiner->getOperand(0) != r.folded;
-    Value result = outFirst ? combine(b, r, before, partial)
-                            : combine(b, r, partial, before);
-    memref::StoreOp::create(b, loc, result, init->get(), indices);
+    b.setInsertionPoint(&launch.getBody().front().back());
+    auto c = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    Value tx = launch.getThreadIds().x, ty = launch.getThreadIds().y;
+    Value column = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, c(kWarp)),
+        tx);
+    Value split = launch.getBlockIds().z;
+    SmallVector<Value> ivs(r.sizes.size());
+    delinearize(b, loc, launch.getBlockIds().y, r, otherDims, ivs);
+    ivs[columnDim] = column;
+    Value identity = arith::getIdentityValue(r.kind, type, b, loc);
+    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         column, c(columns));
+    auto guarded = scf::IfOp::create(b, loc, TypeRange{type}, inside,
+                                     /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(guarded.thenBlock());
+      Value begin = arith::MulIOp::create(b, loc, split, c(chunk));
+      Value end = arith::MinUIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, begin, c(chunk)), c(r.length));
+      auto loop =
+          scf::ForOp::create(b, loc, arith::AddIOp::create(b, loc, begin, ty),
+                             end, c(kColumnGroups), ValueRange{identity});
+      {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(loop.getBody());
+        SmallVector<Value> all(ivs);
+        delinearize(b, loc, loop.getInductionVar(), r, r.reduced, all);
+        scf::YieldOp::create(b, loc,
+                             foldOne(b, loc, r, all, loop.getRegionIterArg(0)));
+      }
+      scf::YieldOp::create(b, loc, loop.getResult(0));
+      b.setInsertionPointToStart(guarded.elseBlock());
+      scf::YieldOp::create(b, loc, identity);
+    }
+    // The groups' values meet in workgroup memory; group 0 folds them.
+    Value smem = launch.getWorkgroupAttributions()[0];
+    memref::StoreOp::create(b, loc, guarded.getResult(0), smem,
+                            ValueRange{ty, tx});
+    gpu::BarrierOp::create(b, loc);
+    Value lead = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, ty, c(0)),
+        inside);
+    auto leader = scf::IfOp::create(b, loc, lead, /*withElse=*/false);
+    b.setInsertionPointToStart(leader.thenBlock());
+    auto fold = scf::ForOp::create(b, loc, c(0), c(kColumnGroups), c(1),
+                                   ValueRange{identity});
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(fold.getBody());
+      Value v = memref::LoadOp::create(b, loc, smem,
+                                       ValueRange{fold.getInductionVar(), tx});
+      scf::YieldOp::create(b, loc, combine(b, r, fold.getRegionIterArg(0), v));
+    }
+    if (splits == 1)
+      foldIntoOutput(b, loc, r, ivs, fold.getResult(0));
+    else
+      memref::StoreOp::create(
+          b, loc, fold.getResult(0), partials,
+          ValueRange{split, launch.getBlockIds().y, column});
   }
-  gpu::TerminatorOp::create(b, loc);
+  if (splits > 1) {
+    // A thread an output element folds the splits' partial values.
+    b.setInsertionPoint(op);
+    OpBuilder::InsertionGuard guard(b);
+    Value flat = createGuardedFlatLaunch(b, loc, others * columns);
+    auto c = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    Value column = arith::RemUIOp::create(b, loc, flat, c(columns));
+    Value other = arith::DivUIOp::create(b, loc, flat, c(columns));
+    SmallVector<Value> ivs(r.sizes.size());
+    delinearize(b, loc, other, r, otherDims, ivs);
+    ivs[columnDim] = column;
+    auto loop = scf::ForOp::create(
+        b, loc, c(0), c(splits), c(1),
+        ValueRange{arith::getIdentityValue(r.kind, type, b, loc)});
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value v = memref::LoadOp::create(
+          b, loc, partials, ValueRange{loop.getInductionVar(), other, column});
+      scf::YieldOp::create(b, loc, combine(b, r, loop.getRegionIterArg(0), v));
+    }
+    foldIntoOutput(b, loc, r, ivs, loop.getResult(0));
+    b.setInsertionPoint(op);
+    deallocOnDevice(b, loc, partials);
+  }
   op.erase();
 }
 
@@ -315,7 +488,7 @@ struct MixBlockReductionsPass
         found.push_back(*r);
     });
     for (const Reduction &r : found)
-      lower(r);
+      r.columns ? lowerColumns(r) : lowerRows(r);
   }
 };
 } // namespace

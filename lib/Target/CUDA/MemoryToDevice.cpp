@@ -37,8 +37,7 @@ static void waitFor(OpBuilder &b, Location loc, Value token) {
   gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
 }
 
-/// A gpu.alloc of \p type (static shapes only).
-static Value allocOnDevice(OpBuilder &b, Location loc, MemRefType type) {
+Value mlir::mix::allocOnDevice(OpBuilder &b, Location loc, MemRefType type) {
   Type token = b.getType<gpu::AsyncTokenType>();
   auto alloc =
       gpu::AllocOp::create(b, loc, type, token, ValueRange{newStream(b, loc)},
@@ -48,7 +47,7 @@ static Value allocOnDevice(OpBuilder &b, Location loc, MemRefType type) {
   return alloc.getMemref();
 }
 
-static void deallocOnDevice(OpBuilder &b, Location loc, Value memref) {
+void mlir::mix::deallocOnDevice(OpBuilder &b, Location loc, Value memref) {
   auto dealloc =
       gpu::DeallocOp::create(b, loc, b.getType<gpu::AsyncTokenType>(),
                              ValueRange{newStream(b, loc)}, memref);

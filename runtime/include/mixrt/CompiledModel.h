@@ -40,7 +40,9 @@ public:
                      const int32_t *tokens, const int32_t *targets) const;
 
   /// The loss and the gradient of every parameter; `grads[i]` must hold as
-  /// many floats as parameter i.
+  /// many floats as parameter i. Gradients kept on the device
+  /// (keepOnDevice) stay there: their host copies are stale until
+  /// syncToHost().
   LossValues grad(const std::vector<const float *> &params,
                   const int32_t *tokens, const int32_t *targets,
                   const std::vector<float *> &grads) const;
@@ -52,7 +54,8 @@ public:
   /// The compiled update (docs/models.md §7): clips the gradients by their global
   /// norm, then takes one AdamW step, writing the new parameters and
   /// moments over \p params, \p m and \p v. \p hyper is [lr, 1 - beta1^t,
-  /// 1 - beta2^t]. Returns the gradient norm before clipping.
+  /// 1 - beta2^t]. Returns the gradient norm before clipping. Kept
+  /// parameters and moments are updated on the device only (keepOnDevice).
   float adamw(const std::vector<float *> &params,
               const std::vector<const float *> &grads,
               const std::vector<float *> &m, const std::vector<float *> &v,
@@ -83,12 +86,58 @@ public:
                     const std::string &what) const;
 
   /// Whether the package runs on a CUDA device (its arguments are copied
-  /// there and back around each call).
+  /// there and back around each call, unless kept there: keepOnDevice).
   bool isOnDevice() const { return device != nullptr; }
 
+  //===--------------------------------------------------------------------===//
+  // The training state in device memory (cuda packages; docs/cuda.md)
+  //
+  // A cuda package's entry points take every argument from host memory:
+  // the inputs are copied to the device before the call, the outputs and
+  // updated inputs back after it. A caller that passes the same host
+  // tensors to call after call (the Trainer: parameters, gradients, AdamW
+  // moments) keeps them in device memory instead. Then a call that takes a
+  // kept tensor (its data() pointer) as an input uploads it only if the
+  // host changed it, and what a call writes to a kept tensor stays on the
+  // device: ITS HOST COPY IS STALE until syncToHost(). Everything else
+  // (tokens, targets, loss terms, AdamW's hyperparameters and gradient
+  // norm) is copied as before, so grad(), forward() and adamw() still
+  // return their scalars; only the kept tensors' host values lag behind.
+  // In an emulated package a stale host copy holds NaNs, so a missed
+  // syncToHost shows in every test.
+  //===--------------------------------------------------------------------===//
+
+  /// Whether keepOnDevice keeps anything: a cuda package, unless
+  /// MIXRT_CUDA_RESIDENT=0, and not stream-sharded (its calls take parts
+  /// of the tensors; mixc refuses --stream-shards for cuda today anyway).
+  bool keepsOnDevice() const;
+
+  /// Keeps each of \p tensors in device memory from now on, its host copy
+  /// current: uploaded now if \p upload, else when a call first reads it
+  /// (never, for a tensor a call writes before any reads it: grad's
+  /// gradients). Keeping a tensor again says the host has changed it (its
+  /// device copy is replaced); a host write that is not followed by that
+  /// never reaches the device. The tensors must not be resized or freed
+  /// until releaseDeviceCopies(). Nothing when !keepsOnDevice().
+  void keepOnDevice(std::vector<std::vector<float>> &tensors, bool upload);
+
+  /// Makes every kept tensor's host copy current: downloads each one a
+  /// call has written since. Call it before reading kept tensors on the
+  /// host (to save them, to look for non-finite values, ...).
+  void syncToHost();
+  /// The same for those of \p tensors that are kept (the others are
+  /// current on the host already).
+  void syncToHost(const std::vector<std::vector<float>> &tensors);
+
+  /// Stops keeping tensors on the device and frees their device copies;
+  /// host copies that are stale stay stale (syncToHost first to keep the
+  /// values).
+  void releaseDeviceCopies();
+
   /// With MIXRT_CUDA_PROFILE=1 and a cuda package: prints the profile of the
-  /// calls since the last report, summed, with the H200 estimate, under
-  /// \p title (a training step). Otherwise nothing.
+  /// calls (and kept tensors' copies) since the last report, summed, with
+  /// the H200 estimate, under \p title (a training step, the state's
+  /// upload, a checkpoint). Otherwise nothing.
   void reportDeviceStep(const std::string &title) const;
 
   /// Connects a cuda package to the data-parallel ranks of \p data through

@@ -1,7 +1,9 @@
 //===- Device.cpp - The device side of a cuda package ---------------------===//
 //
 // Binding the support code's device routines, the copies around each entry
-// point's call, and the NCCL communicator over the data-parallel ranks.
+// point's call, and the NCCL communicator over the data-parallel ranks. The
+// kept buffers (the training state in device memory) are
+// DeviceResidency.cpp's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,6 +48,10 @@ CompiledModel::Device::bind(void *handle, const char *&missing) {
     return nullptr;
   device->profile = reinterpret_cast<decltype(device->profile)>(
       ::dlsym(handle, MIXRT_DEVICE_PROFILE_SYMBOL));
+  device->residencyWanted = cudaResidencyWanted();
+  // The emulator's own diagnostics entry point marks an emulated package.
+  device->poisonStaleHostCopies =
+      ::dlsym(handle, "mixemu_last_error") != nullptr;
   if (cudaProfileWanted()) {
     device->profiling = device->profile != nullptr;
     if (!device->profile)
@@ -61,7 +67,9 @@ CompiledModel::Device::~Device() {
   reportStep(reports ? "the calls after the last step" : "the run");
   for (auto &[name, list] : buffers)
     for (void *b : list)
-      free(b);
+      if (b)
+        free(b);
+  release();
 }
 
 void CompiledModel::Device::failWith(const Manifest &manifest,
@@ -80,52 +88,79 @@ void CompiledModel::Device::call(const Manifest &manifest,
     fail(manifest.manifestPath, ": entries.", name, ".arg_bytes has ",
          sizes.bytes.size(), " arguments, but the entry point takes ", numArgs,
          " (recompile the package with mixc)");
+  size_t n = sizes.bytes.size();
+  // Each argument's device buffer: its kept buffer's, or the entry's own.
   std::vector<void *> &entryBuffers = buffers[name];
-  if (entryBuffers.empty())
-    for (uint64_t bytes : sizes.bytes) {
-      void *b = alloc(bytes);
-      if (!b)
-        failWith(manifest, "allocating the arguments");
-      entryBuffers.push_back(b);
+  entryBuffers.resize(n, nullptr);
+  std::vector<void *> deviceArgs(n);
+  std::vector<Kept *> keptArgs(n, nullptr);
+  for (size_t i = 0; i < n; ++i) {
+    keptArgs[i] = findKept(manifest, args[i], sizes.bytes[i], name, i);
+    if (keptArgs[i]) {
+      deviceArgs[i] = keptArgs[i]->device;
+      continue;
     }
-  for (size_t i = 0; i < sizes.numInputs; ++i)
-    if (upload(entryBuffers[i], args[i], sizes.bytes[i]) != 0)
+    if (!entryBuffers[i] && !(entryBuffers[i] = alloc(sizes.bytes[i])))
+      failWith(manifest, "allocating the arguments");
+    deviceArgs[i] = entryBuffers[i];
+  }
+  // The inputs: a kept one only if its device copy is stale.
+  for (size_t i = 0; i < sizes.numInputs; ++i) {
+    Kept *k = keptArgs[i];
+    if (k && k->deviceCurrent)
+      continue;
+    if (upload(deviceArgs[i], args[i], sizes.bytes[i]) != 0)
       failWith(manifest, "copying the inputs");
+    if (k)
+      k->deviceCurrent = true;
+  }
   begin(index);
-  entry(entryBuffers.data());
+  entry(deviceArgs.data());
   if (end() != 0)
     failWith(manifest, concat("the ", name, " step").c_str());
   if (ncclRanks > 0 && std::strcmp(name, "grad") == 0) {
     // Every output of grad (the three loss terms, then the gradients) is
-    // averaged over the ranks before it leaves the device.
-    std::vector<void *> outputs(entryBuffers.begin() + sizes.numInputs,
-                                entryBuffers.end());
+    // averaged over the ranks on the device, where the gradients stay if
+    // they are kept there.
+    std::vector<void *> outputs(deviceArgs.begin() + sizes.numInputs,
+                                deviceArgs.end());
     std::vector<uint64_t> floats;
-    for (size_t i = sizes.numInputs; i < sizes.bytes.size(); ++i)
+    for (size_t i = sizes.numInputs; i < n; ++i)
       floats.push_back(sizes.bytes[i] / sizeof(float));
     if (ncclAverage(outputs.data(), floats.data(), int(outputs.size())) != 0)
       failWith(manifest, "averaging the gradients over the ranks");
   }
-  for (size_t i = sizes.numInputs; i < sizes.bytes.size(); ++i)
-    if (download(args[i], entryBuffers[i], sizes.bytes[i]) != 0)
-      failWith(manifest, "copying the outputs");
+  // What the call wrote: a kept buffer stays on the device, the others are
+  // copied back.
+  auto copyBack = [&](size_t i, const char *what) {
+    if (keptArgs[i])
+      wroteOnDevice(args[i], *keptArgs[i]);
+    else if (download(args[i], deviceArgs[i], sizes.bytes[i]) != 0)
+      failWith(manifest, what);
+  };
+  for (size_t i = sizes.numInputs; i < n; ++i)
+    copyBack(i, "copying the outputs");
   for (size_t i : sizes.updated)
-    if (download(args[i], entryBuffers[i], sizes.bytes[i]) != 0)
-      failWith(manifest, "copying the updated inputs");
+    copyBack(i, "copying the updated inputs");
   if (profiling)
     ++callsSinceStep;
 }
 
 void CompiledModel::Device::reportStep(const std::string &title) {
-  if (!profiling || callsSinceStep == 0)
+  if (!profiling || (callsSinceStep == 0 && transfersSinceStep == 0))
     return;
-  std::string heading = concat(title, " (", callsSinceStep,
-                               callsSinceStep == 1 ? " call" : " calls", ")");
+  // Copies of kept buffers alone (their upload, a checkpoint's download)
+  // are reported under the title alone.
+  std::string heading =
+      callsSinceStep == 0
+          ? title
+          : concat(title, " (", callsSinceStep,
+                   callsSinceStep == 1 ? " call" : " calls", ")");
   mixrt_device_profile_t counts{};
   if (profile(&counts, heading.c_str(), /*print=*/1) == 0)
     std::fprintf(stderr, "mixrt cuda profile: %s: %s\n", heading.c_str(),
                  formatEstimate(estimateH200(counts)).c_str());
-  callsSinceStep = 0;
+  callsSinceStep = transfersSinceStep = 0;
   ++reports;
 }
 

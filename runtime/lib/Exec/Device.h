@@ -2,8 +2,27 @@
 //
 // The routines a cuda package's support code exports to the runtime
 // (PackageABI.h: mixrt_device_*, mixrt_nccl_*), bound once, and what the
-// runtime does with them: one device buffer an argument of each entry point,
-// the copies around each call, and the gradients' average over NCCL.
+// runtime does with them: a device buffer for each argument, the copies
+// around each call, the training state kept in device memory between calls,
+// and the gradients' average over NCCL.
+//
+// Device buffers. An argument of an entry call is either a kept host buffer
+// (CompiledModel::keepOnDevice: the training state) or not:
+//  * a kept buffer has one device buffer, whichever entry point takes it
+//    (grad's parameters and adamw's are the same host vectors, so the same
+//    device buffer; grad's gradient outputs are adamw's gradient inputs).
+//    It records which copy is current: an input is uploaded only when its
+//    device copy is not; what a call writes to it (an output, an updated
+//    input) stays on the device and makes the host copy stale until
+//    syncToHost. An emulated package fills a stale host copy with NaNs
+//    (0xFF bytes), so a read that misses syncToHost cannot go unnoticed in
+//    the tests;
+//  * any other argument (tokens, targets, the loss terms, AdamW's
+//    hyperparameters and gradient norm, and every argument of a caller that
+//    keeps nothing) has a device buffer of its entry point, allocated at
+//    its first use, and is copied in before each call and out after it, as
+//    the runtime always did.
+// The entry point gets the device buffers in its argument order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,10 +57,27 @@ struct CompiledModel::Device {
   /// what the device does, and reportStep prints it for each training step
   /// (and the destructor for the calls after the last one).
   bool profiling = false;
-  int64_t callsSinceStep = 0, reports = 0;
-  /// One device buffer an argument of each entry point, allocated at its
-  /// first call.
+  /// The calls, and the copies of kept buffers outside calls (keep,
+  /// syncToHost), since the last report.
+  int64_t callsSinceStep = 0, transfersSinceStep = 0, reports = 0;
+  /// Each entry point's device buffers for the arguments it does not take
+  /// from kept buffers, by argument index (null until first used).
   std::map<std::string, std::vector<void *>> buffers;
+
+  /// A host buffer kept in device memory (see the file comment). At least
+  /// one of the two copies is current at any time.
+  struct Kept {
+    void *device = nullptr;
+    uint64_t bytes = 0;
+    bool deviceCurrent = false, hostCurrent = true;
+  };
+  /// The kept buffers by host address.
+  std::map<const void *, Kept> kept;
+  /// MIXRT_CUDA_RESIDENT is not 0: keep() keeps.
+  bool residencyWanted = true;
+  /// The package runs on the emulator: stale host copies are filled with
+  /// NaNs.
+  bool poisonStaleHostCopies = false;
 
   /// Binds every routine from the loaded library \p handle, each with the
   /// type PackageABI.h declares; on failure, \p missing names the first
@@ -53,22 +89,58 @@ struct CompiledModel::Device {
   [[noreturn]] void failWith(const Manifest &manifest, const char *what);
 
   /// Calls \p entry, entry point \p name (index \p index), with the host
-  /// arguments \p args copied to the device and back (the outputs and the
-  /// updated inputs). With \p ncclRanks > 0, grad's outputs are averaged
-  /// over the ranks on the device first.
+  /// arguments \p args: kept ones through their device buffers, the others
+  /// copied to the device and back (the outputs and the updated inputs).
+  /// With \p ncclRanks > 0, grad's outputs are averaged over the ranks on
+  /// the device first.
   void call(const Manifest &manifest, mix_entry_point_fn entry,
             const char *name, int index, void **args, size_t numArgs,
             int ncclRanks);
 
-  /// The profile of the calls since the last report, by kernel and product
-  /// site, with its H200 estimate, under \p title (a training step);
-  /// nothing when not profiling or no call was made.
+  /// Keeps the \p bytes at \p host in device memory from now on, its host
+  /// copy current: uploaded now with \p upload, else when a call first
+  /// reads it (a buffer that a call writes first is never uploaded).
+  /// Keeping a kept buffer again says the host changed it.
+  void keep(const Manifest &manifest, void *host, uint64_t bytes, bool upload);
+
+  /// Downloads every kept buffer whose host copy is stale.
+  void syncToHost(const Manifest &manifest);
+  /// Downloads the kept buffer at \p host if its host copy is stale;
+  /// nothing if \p host is not kept.
+  void syncToHost(const Manifest &manifest, const void *host);
+
+  /// Frees every kept buffer's device copy and forgets it; the host copies
+  /// stay as they are (stale ones stale).
+  void release();
+
+  /// The profile of the calls and the kept buffers' copies since the last
+  /// report, by kernel and product site, with its H200 estimate, under
+  /// \p title (a training step); nothing when not profiling or nothing
+  /// happened.
   void reportStep(const std::string &title);
 
   /// Joins the NCCL communicator of the ranks of \p data (its id sent from
   /// rank 0 over \p data), within the rank timeout.
   void joinNccl(const Manifest &manifest, Communicator &data);
+
+private:
+  /// The kept buffer at \p host if there is one, checked against argument
+  /// \p i of entry \p name (\p bytes long): a pointer into a kept buffer
+  /// other than its start, or a kept buffer of another size, is an error.
+  Kept *findKept(const Manifest &manifest, const void *host, uint64_t bytes,
+                 const char *name, size_t i);
+
+  /// Downloads \p k, whose host copy is at \p host, if that is stale.
+  void makeHostCurrent(const Manifest &manifest, const void *host, Kept &k);
+
+  /// Records that a call wrote \p k, whose host copy is at \p host.
+  void wroteOnDevice(void *host, Kept &k);
 };
+
+/// Whether MIXRT_CUDA_RESIDENT lets the training state live on the device:
+/// "1" or unset yes, "0" no; anything else is an error naming the
+/// variable.
+bool cudaResidencyWanted();
 
 } // namespace mixrt
 

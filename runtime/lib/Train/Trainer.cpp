@@ -6,7 +6,10 @@
 // Faults: SIGINT and SIGTERM end the run after the current step with a
 // checkpoint; a run killed at any moment resumes from its last checkpoint
 // with its metrics cut back to it; a non-finite loss, gradient or state
-// stops the run without touching the last good checkpoint.
+// stops the run without touching the last good checkpoint. A cuda package
+// keeps the state (parameters, gradients, moments) in device memory for the
+// whole run; the host's copies are brought up to date only where the host
+// reads them (checkpoints, the non-finite checks).
 //
 //===----------------------------------------------------------------------===//
 
@@ -161,6 +164,7 @@ private:
   void openMetrics();
   void keepMetricsUpToCheckpoint();
   void announce() const;
+  void keepStateOnDevice();
 
   // A step.
   std::optional<int> runStep();
@@ -214,6 +218,13 @@ private:
   Clock::time_point start;
   int64_t firstStep = 0;
   double lastVal = NAN;
+  /// Frees the device copies of the state (keepStateOnDevice) when the run
+  /// ends, however it ends, before the state itself goes: declared after
+  /// it.
+  struct ReleaseDeviceCopies {
+    CompiledModel &model;
+    ~ReleaseDeviceCopies() { model.releaseDeviceCopies(); }
+  } releaseDeviceCopies{model};
 };
 
 Trainer::Trainer(const TrainOptions &o, Communicator &comm,
@@ -249,6 +260,7 @@ int Trainer::run() {
     grads[i].resize(state.params[i].size());
   savedStep = resumed ? state.step : -1;
   announce();
+  keepStateOnDevice();
   start = Clock::now();
   firstStep = state.step;
   lastVal = valCurve.empty() ? NAN : valCurve.back().second;
@@ -257,6 +269,10 @@ int Trainer::run() {
   while (state.step < o.steps)
     if (std::optional<int> status = runStep())
       return *status;
+  // The run ends with the state current on the host (the last step's
+  // checkpoint has copied it there already, so this copies nothing).
+  for (Tensors *group : {&state.params, &state.m, &state.v})
+    model.syncToHost(*group);
   finish();
   return 0;
 }
@@ -361,6 +377,21 @@ void Trainer::announce() const {
     std::cerr << "mix-run: data-parallel over " << dataRanks << " ranks ("
               << comm.getName() << "): " << dataRanks << " x " << manifest.batch
               << " sequences a step\n";
+}
+
+/// A cuda package keeps the state on the device from here on (unless
+/// MIXRT_CUDA_RESIDENT=0): the parameters and moments, uploaded now (from
+/// the initialization or the checkpoint), and the gradients, which grad
+/// writes there for adamw. Gradients averaged on the host (MPI, without
+/// NCCL) are copied as before: the host reads and writes them.
+void Trainer::keepStateOnDevice() {
+  if (!model.keepsOnDevice())
+    return;
+  for (Tensors *group : {&state.params, &state.m, &state.v})
+    model.keepOnDevice(*group, /*upload=*/true);
+  if (dataRanks == 1 || model.averagesOverRanks())
+    model.keepOnDevice(grads, /*upload=*/false);
+  model.reportDeviceStep("the upload of the training state");
 }
 
 //===----------------------------------------------------------------------===//
@@ -541,6 +572,8 @@ std::string Trainer::keptCheckpoint() const {
 /// first (\p afterUpdate).
 void Trainer::failNonFinite(int64_t step, const char *what, float value,
                             bool afterUpdate) const {
+  // The tensors looked at may be on the device only.
+  model.syncToHost();
   std::string culprit;
   if (!afterUpdate)
     culprit = findNonFinite(manifest, state.params, "param.");
@@ -562,6 +595,11 @@ void Trainer::failNonFinite(int64_t step, const char *what, float value,
 /// Checkpoints hold finite values only: a state that went bad in the
 /// update stops the run and leaves the previous checkpoint in place.
 void Trainer::save() {
+  // State kept on the device comes to the host (a cuda package's profile
+  // reports the copies as the checkpoint's).
+  for (Tensors *group : {&state.params, &state.m, &state.v})
+    model.syncToHost(*group);
+  model.reportDeviceStep(concat("the checkpoint at step ", state.step));
   // Each stream rank updated only its part of the sharded tensors.
   if (streamSharded)
     for (auto *group : {&state.params, &state.m, &state.v})

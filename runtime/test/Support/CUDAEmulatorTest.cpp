@@ -26,7 +26,11 @@
 //    with the kernel, the block and the threads;
 //  - products: mixrt_cuda_matmul and mixrt_cuda_batch_matmul through the
 //    emulated cuBLASLt, with A and B rounded to TF32 (ties away from zero)
-//    as the tensor cores round them.
+//    as the tensor cores round them;
+//  - count-only mode (MIXEMU_COUNT_ONLY): a launch, a product, a memset and
+//    copies each way are counted as in the normal mode, but no kernel
+//    thread runs, nothing is written to device memory, copies to the host
+//    bring zeros, and gigabytes of device memory cost the host none.
 // The support code keeps its first error for good, so every test that
 // makes one runs in a death test's child process.
 //
@@ -47,6 +51,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 // What the lowered host code calls (CUDASupport.c; not in PackageABI.h).
@@ -60,6 +65,7 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
 void mgpuMemcpy(void *dst, void *src, size_t size, void *s);
 void *mgpuMemAlloc(uint64_t size, CUstream s, bool isHostShared);
 void mgpuMemFree(void *ptr, CUstream s);
+void mgpuMemset32(void *dst, unsigned value, size_t count, void *s);
 }
 
 namespace {
@@ -1182,6 +1188,180 @@ TEST(CUDAEmulatorDeathTest, MatmulOutsideItsOperandIsAFault) {
               "CUDA_ERROR_ILLEGAL_ADDRESS \\(cublasLtMatmul: operand C "
               "\\(2 x 2, ld 2, 1 batches 0 apart\\): bytes \\[0, 16\\) of "
               "allocation #[0-9]+ \\(12 bytes at 0x");
+}
+
+//===----------------------------------------------------------------------===//
+// Count-only mode (MIXEMU_COUNT_ONLY=1)
+//===----------------------------------------------------------------------===//
+
+/// Count-only mode for one test's scope, normal again at its end whatever
+/// happens in between.
+struct CountOnlyScope {
+  CountOnlyScope() { mixemu_set_count_only(1); }
+  ~CountOnlyScope() { mixemu_set_count_only(0); }
+  CountOnlyScope(const CountOnlyScope &) = delete;
+  CountOnlyScope &operator=(const CountOnlyScope &) = delete;
+};
+
+/// What the emulator's counters grew by since `before`.
+MixEmuProfile countedSince(const MixEmuProfile &before) {
+  const MixEmuProfile &now = *mixemu_profile();
+  MixEmuProfile d{};
+  d.launches = now.launches - before.launches;
+  d.threads = now.threads - before.threads;
+  for (int i = 0; i < 3; ++i) {
+    d.copies[i] = now.copies[i] - before.copies[i];
+    d.copyBytes[i] = now.copyBytes[i] - before.copyBytes[i];
+  }
+  d.memsets = now.memsets - before.memsets;
+  d.matmuls = now.matmuls - before.matmuls;
+  d.matmulFlops = now.matmulFlops - before.matmulFlops;
+  return d;
+}
+
+void expectSameCounts(const MixEmuProfile &a, const MixEmuProfile &b) {
+  EXPECT_EQ(a.launches, b.launches);
+  EXPECT_EQ(a.threads, b.threads);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(a.copies[i], b.copies[i]) << "copies of kind " << i;
+    EXPECT_EQ(a.copyBytes[i], b.copyBytes[i]) << "copy bytes of kind " << i;
+  }
+  EXPECT_EQ(a.memsets, b.memsets);
+  EXPECT_EQ(a.matmuls, b.matmuls);
+  EXPECT_EQ(a.matmulFlops, b.matmulFlops);
+}
+
+/// The device buffers of the count-only test: x, y and z of n floats; a
+/// (2 x 3), b (3 x 2) and c (2 x 2) of a product.
+struct OneOfEachBuffers {
+  static constexpr int64_t n = 300;
+  void *x, *y, *z, *a, *b, *c;
+};
+
+/// Runs one of everything the emulator counts, through the support code:
+/// x = 0, 1, 2, ... copied to the device; y = 2 x (double_it, 3 blocks of
+/// 128); c += a b; z = 1.0f (a memset); z's first 4 floats = y's (a copy
+/// on the device); then y copied back, which it returns.
+std::vector<float> runOneOfEach(const OneOfEachBuffers &d) {
+  std::vector<float> xs(d.n);
+  std::iota(xs.begin(), xs.end(), 0.0f);
+  EXPECT_EQ(mixrt_device_upload(d.x, xs.data(), d.n * sizeof(float)), 0);
+  int64_t count = d.n;
+  void *x = d.x, *y = d.y;
+  void *params[] = {&x, &y, &count};
+  mgpuLaunchKernel(supportKernel("double_it"), 3, 1, 1, 128, 1, 1, 0, nullptr,
+                   params, nullptr, 3);
+  mixrt_cuda_matmul(/*site=*/40, static_cast<float *>(d.a), 0, 2, 3, 3, 1,
+                    static_cast<float *>(d.b), 0, 3, 2, 2, 1,
+                    static_cast<float *>(d.c), 0, 2, 2, 2, 1);
+  mgpuMemset32(d.z, 0x3f800000u, d.n, nullptr);
+  mgpuMemcpy(d.z, d.y, 4 * sizeof(float), nullptr);
+  return download<float>(d.y, d.n);
+}
+
+/// The host's resident memory, in bytes.
+uint64_t residentBytes() {
+  unsigned long long size = 0, resident = 0;
+  FILE *f = std::fopen("/proc/self/statm", "r");
+  if (f) {
+    if (std::fscanf(f, "%llu %llu", &size, &resident) != 2)
+      resident = 0;
+    std::fclose(f);
+  }
+  return uint64_t(resident) * uint64_t(sysconf(_SC_PAGESIZE));
+}
+
+TEST(CUDAEmulator, CountOnlyCountsWhatItDoesNotRun) {
+  setUpEmulator();
+  using B = OneOfEachBuffers;
+  const std::vector<float> sentinel(B::n, -7.0f), ab(6, 0.5f), c0(4, 3.0f);
+  B d{upload(sentinel), upload(sentinel), upload(sentinel),
+      upload(ab),       upload(ab),       upload(c0)};
+  ASSERT_FALSE(mixemu_count_only());
+
+  // The normal mode: everything runs.
+  MixEmuProfile before = *mixemu_profile();
+  std::vector<float> y = runOneOfEach(d);
+  ASSERT_STREQ(mixrt_device_error(), "");
+  MixEmuProfile normal = countedSince(before);
+  EXPECT_EQ(normal.launches, 1u);
+  EXPECT_EQ(normal.threads, 3u * 128u);
+  EXPECT_EQ(normal.matmuls, 1u);
+  EXPECT_EQ(normal.matmulFlops, 2u * 2u * 2u * 3u);
+  EXPECT_EQ(normal.memsets, 1u);
+  EXPECT_EQ(normal.copies[0], 1u);
+  EXPECT_EQ(normal.copies[1], 1u);
+  EXPECT_EQ(normal.copies[2], 1u);
+  for (int64_t i = 0; i < B::n; ++i)
+    ASSERT_EQ(y[i], 2.0f * float(i)) << "y[" << i << "]";
+  EXPECT_EQ(download<float>(d.c, 4), std::vector<float>(4, 3.75f));
+
+  // Back to the sentinels, then the same work counted only.
+  for (void *p : {d.x, d.y, d.z})
+    ASSERT_EQ(mixrt_device_upload(p, sentinel.data(), B::n * sizeof(float)), 0);
+  ASSERT_EQ(mixrt_device_upload(d.c, c0.data(), 4 * sizeof(float)), 0);
+  {
+    testing::internal::CaptureStderr();
+    CountOnlyScope countOnly;
+    std::string warning = testing::internal::GetCapturedStderr();
+    ASSERT_TRUE(mixemu_count_only());
+    EXPECT_NE(warning.find("CUDA emulator: MIXEMU_COUNT_ONLY=1: nothing is "
+                           "computed; the results are not the model's"),
+              std::string::npos)
+        << warning;
+    before = *mixemu_profile();
+    y = runOneOfEach(d);
+    ASSERT_STREQ(mixrt_device_error(), "");
+    expectSameCounts(countedSince(before), normal);
+    // The copy back brings zeros, not the device's sentinels.
+    EXPECT_EQ(y, std::vector<float>(B::n, 0.0f));
+
+    // No thread of a kernel runs, though the launch is checked and counted.
+    CUmodule module;
+    CUfunction recordOrderFn;
+    ASSERT_EQ(cuModuleLoadData(&module, kImage), CUDA_SUCCESS);
+    ASSERT_EQ(cuModuleGetFunction(&recordOrderFn, module, "record_order"),
+              CUDA_SUCCESS);
+    CUdeviceptr out = reinterpret_cast<CUdeviceptr>(d.x);
+    void *params[] = {&out};
+    threadsRun = 0;
+    before = *mixemu_profile();
+    EXPECT_EQ(cuLaunchKernel(recordOrderFn, 2, 1, 1, 64, 1, 1, 0, nullptr,
+                             params, nullptr),
+              CUDA_SUCCESS);
+    EXPECT_EQ(threadsRun, 0);
+    EXPECT_EQ(countedSince(before).launches, 1u);
+    EXPECT_EQ(countedSince(before).threads, 128u);
+    // ...and still refused beyond the device's limits.
+    EXPECT_EQ(cuLaunchKernel(recordOrderFn, 1, 1, 1, 2048, 1, 1, 0, nullptr,
+                             params, nullptr),
+              CUDA_ERROR_INVALID_VALUE);
+    // Copies are still checked against their allocation.
+    EXPECT_EQ(cuMemcpyDtoDAsync(out, out + 4, B::n * sizeof(float), nullptr),
+              CUDA_ERROR_INVALID_VALUE);
+
+    // Gigabytes of device memory, set and copied: the host commits none of
+    // it.
+    const size_t big = size_t(4) << 30;
+    uint64_t resident = residentBytes();
+    CUdeviceptr p = 0;
+    ASSERT_EQ(cuMemAlloc(&p, big), CUDA_SUCCESS);
+    EXPECT_GE(mixemu_profile()->peakDeviceBytes, big); // as on the device
+    EXPECT_EQ(cuMemsetD32Async(p, 0x12345678u, big / 4, nullptr), CUDA_SUCCESS);
+    EXPECT_EQ(cuMemcpyDtoDAsync(p, p + big / 2, big / 2, nullptr),
+              CUDA_SUCCESS);
+    EXPECT_LT(residentBytes(), resident + (uint64_t(64) << 20));
+    EXPECT_EQ(cuMemFree(p), CUDA_SUCCESS);
+  }
+  ASSERT_FALSE(mixemu_count_only());
+
+  // Nothing the counted work would have written was written.
+  for (void *p : {d.x, d.y, d.z})
+    EXPECT_EQ(download<float>(p, B::n), sentinel);
+  EXPECT_EQ(download<float>(d.c, 4), c0);
+  for (void *p : {d.x, d.y, d.z, d.a, d.b, d.c})
+    mixrt_device_free(p);
+  EXPECT_STREQ(mixrt_device_error(), "");
 }
 
 } // namespace

@@ -1,8 +1,9 @@
 // RUN: mix-opt %s --pass-pipeline='builtin.module(func.func(mix-block-reductions))' | FileCheck %s
 
-// mix-block-reductions: a reduction whose innermost loop reduces, with
-// enough elements and a combiner it can split, becomes a launch with a
-// block of threads a row; the others are left to the generic mapping.
+// mix-block-reductions: a reduction with enough elements and a combiner it
+// can split becomes a launch with a block of threads a row (the innermost
+// loop reduces) or a block a tile of 32 columns (it is parallel); the
+// others are left to the generic mapping.
 
 #rows = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
@@ -76,13 +77,12 @@ func.func @one_warp(%a: memref<2x32xf32>, %out: memref<2xf32>) {
 }
 
 // Left alone: a float sum that may not be reassociated, fewer than 32
-// elements a row, a reduction over the outer loop (threads would stride
-// across rows), a 64-bit element.
+// elements a row, a 64-bit element.
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT:     gpu.launch
-// CHECK-COUNT-4: linalg.generic
+// CHECK-COUNT-3: linalg.generic
 // CHECK-NOT:     gpu.launch
-func.func @left_alone(%a: memref<2x64xf32>, %b: memref<2x16xf32>, %c: memref<64x2xf32>, %d: memref<2x64xf64>,
+func.func @left_alone(%a: memref<2x64xf32>, %b: memref<2x16xf32>, %d: memref<2x64xf64>,
                       %out: memref<2xf32>, %out64: memref<2xf64>) {
   linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
       ins(%a : memref<2x64xf32>) outs(%out : memref<2xf32>) {
@@ -96,17 +96,57 @@ func.func @left_alone(%a: memref<2x64xf32>, %b: memref<2x16xf32>, %c: memref<64x
     %s = arith.addf %x, %acc fastmath<reassoc> : f32
     linalg.yield %s : f32
   }
-  linalg.generic {indexing_maps = [#rows, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-      ins(%c : memref<64x2xf32>) outs(%out : memref<2xf32>) {
-  ^bb0(%x: f32, %acc: f32):
-    %s = arith.addf %x, %acc fastmath<reassoc> : f32
-    linalg.yield %s : f32
-  }
   linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
       ins(%d : memref<2x64xf64>) outs(%out64 : memref<2xf64>) {
   ^bb0(%x: f64, %acc: f64):
     %s = arith.addf %x, %acc fastmath<reassoc> : f64
     linalg.yield %s : f64
+  }
+  return
+}
+
+// A reduction over the outer loop (a sum over rows for each of 40
+// columns): blocks of 32 columns by 8 groups of rows, 2 tiles; 100 rows
+// are too few to split (each of the 8 groups keeps at least 16 rows), so
+// one launch, whose groups meet in workgroup memory.
+// CHECK-LABEL: func.func @column_sums
+// CHECK-DAG:     %[[TILES:.*]] = arith.constant 2 : index
+// CHECK-DAG:     %[[LANES:.*]] = arith.constant 32 : index
+// CHECK-DAG:     %[[GROUPS:.*]] = arith.constant 8 : index
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %[[TILES]], %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads({{.*}}) in (%{{.*}} = %[[LANES]], %{{.*}} = %[[GROUPS]], %{{.*}} = %c1{{.*}}) workgroup(%{{.*}} : memref<8x32xf32, #gpu.address_space<workgroup>>)
+// CHECK:           gpu.barrier
+// CHECK-NOT:     gpu.alloc
+// CHECK-NOT:     gpu.launch
+// CHECK:         return
+func.func @column_sums(%a: memref<100x40xf32>, %out: memref<40xf32>) {
+  linalg.generic {indexing_maps = [#rows, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+      ins(%a : memref<100x40xf32>) outs(%out : memref<40xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// 4096 rows of 2 columns: one tile, so the rows are split over 32 blocks
+// (4096 / (8 x 16): each group keeps 16 rows) into a partial buffer of 32
+// x 1 x 2, which a second launch (a thread a column) folds into the
+// output before the buffer is freed.
+// CHECK-LABEL: func.func @split_columns
+// CHECK:         %{{.*}}, %{{.*}} = gpu.alloc async [%{{.*}}] () : memref<32x1x2xf32>
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c32{{.*}})
+// CHECK:           memref.store %{{.*}}, %{{.*}} : memref<32x1x2xf32>
+// CHECK:         gpu.launch
+// CHECK:           scf.for
+// CHECK:             memref.load %{{.*}} : memref<32x1x2xf32>
+// CHECK:           memref.store %{{.*}} : memref<2xf32>
+// CHECK:         gpu.dealloc async
+func.func @split_columns(%a: memref<4096x2xf32>, %out: memref<2xf32>) {
+  linalg.generic {indexing_maps = [#rows, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+      ins(%a : memref<4096x2xf32>) outs(%out : memref<2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
   }
   return
 }

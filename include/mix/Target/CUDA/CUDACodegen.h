@@ -68,6 +68,11 @@ bool isHostBookkeeping(MemRefType type);
 /// device allocations, kernels and copies (mix-memory-to-device).
 LogicalResult moveMemoryToDevice(ModuleOp module);
 
+/// A gpu.alloc of \p type (static shapes only) on a stream of its own,
+/// waited for, as mix-memory-to-device makes them; and its gpu.dealloc.
+Value allocOnDevice(OpBuilder &b, Location loc, MemRefType type);
+void deallocOnDevice(OpBuilder &b, Location loc, Value memref);
+
 /// Moves the device work no scf.parallel carries into launches
 /// (mix-launch-serial-ops): linalg ops without a parallel loop, and host
 /// loop nests that read or write device memory directly (one thread, or

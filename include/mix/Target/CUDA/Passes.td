@@ -221,25 +221,35 @@ def MixRecordKernelTrafficPass
 
 def MixBlockReductionsPass
     : Pass<"mix-block-reductions", "::mlir::func::FuncOp"> {
-  let summary = "Reduce each row of a reduction with a block of threads";
+  let summary = "Reduce with blocks of threads: rows and columns";
   let description = [{
-    A `linalg.generic` on buffers whose innermost loop reduces, with one
-    output indexed by its parallel loops only, a payload whose output
-    value meets the folded value in one combiner (float add or multiply
-    allowed to reassociate, min, max, integer add, multiply, and, or) and
-    at least 32 reduced elements of 32-bit type, becomes a `gpu.launch`
-    with one block for each output element (the parallel loops flattened
-    row-major) of up to 256 threads. Thread t folds the reduced elements t,
-    t + T, ... (the reduction loops flattened row-major, so adjacent
-    threads read adjacent elements) into a register from the combiner's
-    identity, running the payload for each; the warps combine their lanes
-    with `gpu.shuffle xor` and, for more than one warp, lane 0 of each
-    leaves its value in workgroup memory and after a `gpu.barrier` every
-    warp folds those; thread 0 combines the block's value with the output
-    element (the reduction's initial value). Runs on the host functions
-    before `mix-launch-serial-ops`, so a reduction to a scalar gets a block
-    rather than one thread; other linalg ops are left to the generic
-    mapping (one thread an output element).
+    A `linalg.generic` on buffers with one output indexed by its parallel
+    loops only, a payload whose output value meets the folded value in one
+    combiner (float add or multiply allowed to reassociate, min, max,
+    integer add, multiply, and, or) and 32-bit elements becomes launches
+    whose threads share each output element's work:
+      * rows (the innermost loop reduces, at least 32 reduced elements): a
+        block of up to 256 threads an output element (the parallel loops
+        flattened row-major). Thread t folds the reduced elements t, t + T,
+        ... (the reduction loops flattened row-major, so adjacent threads
+        read adjacent elements) into a register from the combiner's
+        identity, running the payload for each; the warps combine their
+        lanes with `gpu.shuffle xor` and, for more than one warp, lane 0 of
+        each leaves its value in workgroup memory and after a `gpu.barrier`
+        every warp folds those; thread 0 combines the block's value with
+        the output element (the reduction's initial value);
+      * columns (the innermost loop is parallel; any number of reduced
+        elements): a block is 32 adjacent columns (lanes) by 8 groups that
+        stride over the reduced elements, blocks in x over the column
+        tiles and in y over the other output elements; the groups meet in
+        workgroup memory and group 0 folds them into the output. When the
+        tiles are fewer than about 264 blocks, the reduced elements are
+        split over blocks in z (each group keeping at least 16) into a
+        partial buffer (`gpu.alloc`), which a second launch, a thread an
+        output element, folds into the output before the buffer is freed.
+    Runs on the host functions before `mix-launch-serial-ops`, so a
+    reduction to a scalar gets a block rather than one thread, and a
+    reduction over rows one launch rather than a host loop of launches.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::affine::AffineDialect",

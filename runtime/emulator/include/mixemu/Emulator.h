@@ -23,7 +23,8 @@
  *  - the image: the package's gpu.binary object, which the support code
  *    passes to cuModuleLoadData, starts with the 8 bytes "MIXEMU01";
  *  - hooks for tests and tools: explicit kernel registration, the last
- *    error's message, and the profile counters.
+ *    error's message, count-only mode (MIXEMU_COUNT_ONLY) and the profile
+ *    counters.
  * Plain C: the library is compiled as C into each package.
  *
  *===----------------------------------------------------------------------===*/
@@ -168,8 +169,41 @@ int64_t mixemu_shuffle(const char *site, int32_t mode, int32_t value,
    cuBLASLt's functions return only a status; their details are here. */
 const char *mixemu_last_error(void);
 
-/* Counters of what the emulator ran, for the per-step profile
-   (MIXRT_CUDA_PROFILE, not printed yet). */
+/*===-- Count-only mode --------------------------------------------------===*/
+
+/* MIXEMU_COUNT_ONLY=1 in the environment (read once, by cuInit or the
+   first query; unset, empty or 0: off; any other value makes cuInit fail
+   with CUDA_ERROR_INVALID_VALUE and a message naming the variable): every
+   kernel launch, product (cublasLtMatmul), copy, memset and all-reduce is
+   checked exactly as usual (the context, the stream, the launch's limits
+   and parameter count, the descriptors, that every range lies in one live
+   allocation) and counted as usual, in these counters and so in the
+   support code's profile (MIXRT_CUDA_PROFILE), but not run: no kernel
+   thread runs, no product is computed, no data moves. Allocations reserve
+   their address space and count against the device's memory as usual,
+   but their pages are never made accessible, so nothing is committed on
+   the host and allocations of many GB cost no memory; device memory is
+   never touched (a touch would fault). A copy to the host fills the
+   host's buffer with zeros, so what the host reads is deterministic (the
+   losses are 0). So the profile of a step is complete, and quick to
+   make, at any size; its results are not the model's, and the emulator
+   says so once on stderr ("CUDA emulator: MIXEMU_COUNT_ONLY=1: nothing is
+   computed; the results are not the model's"). At exit it says how much
+   device memory the run needed ("CUDA emulator: MIXEMU_COUNT_ONLY=1: at
+   most N bytes of device memory were allocated at once (...)"): whether
+   the step fits in an H200's. */
+int mixemu_count_only(void);
+
+/* Turns count-only mode on or off whatever the environment says (for
+   tests). Allocations made while it was on become accessible as any other
+   once it is off; their contents are zero. */
+void mixemu_set_count_only(int on);
+
+/*===-- Counters ---------------------------------------------------------===*/
+
+/* Counters of what the emulator ran (in count-only mode: checked and
+   counted, not run), besides the support code's profile
+   (MIXRT_CUDA_PROFILE). */
 typedef struct {
   uint64_t launches;     /* kernel launches run to completion */
   uint64_t threads;      /* kernel threads run */
@@ -178,6 +212,9 @@ typedef struct {
   uint64_t memsets;      /* cuMemsetD32 calls */
   uint64_t matmuls;      /* cublasLtMatmul calls */
   uint64_t matmulFlops;  /* 2 m n k batch over them */
+  /* The most device memory allocated at once (each allocation rounded up
+     to whole pages); a reset starts it from what is allocated then. */
+  uint64_t peakDeviceBytes;
 } MixEmuProfile;
 
 /* The counters since the start or the last mixemu_profile_reset. */

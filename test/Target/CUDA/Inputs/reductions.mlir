@@ -76,3 +76,44 @@ func.func @squares(%a: memref<2x64xf32>, %out: memref<2xf32>) {
   }
   return
 }
+
+// Sums over the rows for each column (the innermost loop is parallel):
+// 100 rows of 40 columns, two tiles of 32 columns, one launch.
+func.func @column_sums(%a: memref<100x40xf32>, %out: memref<40xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%out : memref<40xf32>)
+  linalg.generic {indexing_maps = [#rows, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+      ins(%a : memref<100x40xf32>) outs(%out : memref<40xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// 2000 rows of 3 columns: the rows split over 15 blocks, whose partial
+// sums a second launch folds.
+func.func @split_columns(%a: memref<2000x3xf32>, %out: memref<3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%out : memref<3xf32>)
+  linalg.generic {indexing_maps = [#rows, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+      ins(%a : memref<2000x3xf32>) outs(%out : memref<3xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// A parallel loop outside the reduced one: out[b, c] = sum_r a[b, r, c].
+func.func @batched_columns(%a: memref<2x50x33xf32>, %out: memref<2x33xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%out : memref<2x33xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a : memref<2x50x33xf32>) outs(%out : memref<2x33xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}

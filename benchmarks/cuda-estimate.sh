@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+#===- benchmarks/cuda-estimate.sh - The H200 estimate of a training step ---===#
+#
+# Issue 24's "performance, before a device is available": for GPT-2-small-
+# size models (benchmarks/specs/gpt2-small-*.json: 12 layers, d = 768, 12
+# heads, d_ff = 3072, vocabulary 50257), dense and cMoLLM with N = 4
+# streams and multi_head gating, at batch 16 and sequence 1024 with BF16
+# products:
+#   1. compiles each for the CUDA emulator (mixc --target cuda --emulate);
+#   2. runs one training step with the emulator in count-only mode
+#      (MIXEMU_COUNT_ONLY=1: every launch, product and copy is checked and
+#      counted but not run, so a step that would take the emulator hours
+#      takes a minute) and the profile on (MIXRT_CUDA_PROFILE=1);
+#   3. prints, from that step's report (benchmarks/cuda_estimate.py), the
+#      kernel launches, bytes, GEMM FLOPs, the runtime's H200 estimate and
+#      the model-FLOPs utilisation it implies.
+# Nothing is timed: the figures are counts and an estimate made of them
+# (docs/cuda.md, "The profile and the H200 estimate", says what the
+# estimate assumes). The tables go to stdout and to WORK/results.md.
+#
+# If a model fails to compile or to run at the batch asked for, the batch
+# is halved until it works, and the table says so.
+#
+# usage: benchmarks/cuda-estimate.sh [--work DIR] [--batch B] [--seq S]
+#          [--gpu-matmul bf16|tf32] [--models "dense cmollm4"] [--reuse]
+#   --work DIR      where packages and logs go (default build/cuda-estimate)
+#   --models LIST   names NAME of benchmarks/specs/gpt2-small-NAME.json
+#   --reuse         keep the packages a previous run compiled
+# Needs build/bin/mixc and build/bin/mix-run (BUILD=DIR for another build).
+#
+#===----------------------------------------------------------------------===#
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD:-$ROOT/build}
+WORK=$BUILD/cuda-estimate
+BATCH=16
+SEQ=1024
+MATMUL=bf16
+MODELS="dense cmollm4"
+REUSE=0
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+  --work) WORK=$2; shift 2 ;;
+  --batch) BATCH=$2; shift 2 ;;
+  --seq) SEQ=$2; shift 2 ;;
+  --gpu-matmul) MATMUL=$2; shift 2 ;;
+  --models) MODELS=$2; shift 2 ;;
+  --reuse) REUSE=1; shift ;;
+  -h|--help) awk 'NR > 2 && /^#===/ { exit } NR > 2 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
+  *) echo "cuda-estimate.sh: unknown option $1 (--help)" >&2; exit 2 ;;
+  esac
+done
+
+MIXC=$BUILD/bin/mixc
+MIXRUN=$BUILD/bin/mix-run
+for tool in "$MIXC" "$MIXRUN"; do
+  if [ ! -x "$tool" ]; then
+    echo "cuda-estimate.sh: no $tool (build it: ninja -C $BUILD mixc mix-run)" >&2
+    exit 1
+  fi
+done
+TIME=()
+if [ -x /usr/bin/time ]; then TIME=(/usr/bin/time -v); fi
+
+mkdir -p "$WORK"
+
+# Text to train on: the counts do not depend on it (what the step copies
+# back is zeros in count-only mode), but the trainer needs a batch of
+# B (S + 1) tokens. The byte tokenizer reads any text.
+DATA=$WORK/data
+if [ ! -s "$DATA/train.txt" ]; then
+  mkdir -p "$DATA"
+  python3 - "$DATA" <<'EOF'
+import random, sys
+r = random.Random(0)
+words = "the of and to a in that is was he for it with as his on be at by".split()
+for name, size in (("train.txt", 1 << 20), ("val.txt", 1 << 18)):
+    text, n = [], 0
+    while n < size:
+        w = r.choice(words)
+        text.append(w)
+        n += len(w) + 1
+    open(f"{sys.argv[1]}/{name}", "w").write(" ".join(text) + "\n")
+EOF
+fi
+
+# Today's host code grows the stack with every launch in its loops over
+# the tokens (the launch parameters are allocated where the launch is, and
+# kept until the entry point returns): grad of GPT-2-small at B S = 16384
+# launches 1.6 million kernels and needs more than 128 MiB of stack, far
+# beyond the usual 8 MiB (docs/cuda.md, "Known limits").
+ulimit -s unlimited 2>/dev/null || ulimit -s "$(ulimit -H -s)"
+
+# A command's stderr without the report of /usr/bin/time -v after it.
+without_time() { sed '/^\tCommand being timed/,$d'; }
+
+# Compiles and runs model $1 at batch $2; the package and logs in $WORK/$1:
+# compile.time and run.time hold the commands' stderr and time's reports,
+# train.log mix-run's stderr alone (the profile).
+run_model() {
+  local name=$1 batch=$2 dir=$WORK/$1
+  local spec=$ROOT/benchmarks/specs/gpt2-small-$name.json
+  local manifest=$dir/package/manifest.json
+  if [ "$REUSE" = 0 ] || [ ! -f "$manifest" ] ||
+     ! grep -q "\"batch\": *$batch," "$manifest" ||
+     ! grep -q "\"seq\": *$SEQ\b" "$manifest" ||
+     ! grep -q "\"precision\": *\"$MATMUL\"" "$manifest"; then
+    rm -rf "$dir/package"
+    echo "cuda-estimate.sh: compiling $name at batch $batch, sequence $SEQ ($MATMUL products)" >&2
+    if ! "${TIME[@]}" nice -n 10 "$MIXC" "$spec" --batch "$batch" --seq "$SEQ" \
+        --target cuda --emulate --gpu-matmul "$MATMUL" -o "$dir/package" \
+        > "$dir/compile.log" 2> "$dir/compile.time"; then
+      without_time < "$dir/compile.time" | tail -n 3 >&2
+      return 1
+    fi
+  fi
+  echo "cuda-estimate.sh: one training step of $name, counted only" >&2
+  rm -rf "$dir/run"
+  if ! "${TIME[@]}" env MIXEMU_COUNT_ONLY=1 MIXRT_CUDA_PROFILE=1 nice -n 10 \
+      "$MIXRUN" train "$dir/package" --data "$DATA" --steps 1 \
+      --eval-batches 1 --out "$dir/run" > "$dir/train.out" 2> "$dir/run.time"; then
+    without_time < "$dir/run.time" | grep -v "^  " | tail -n 3 >&2
+    return 1
+  fi
+  without_time < "$dir/run.time" > "$dir/train.log"
+  rm -rf "$dir/run" # the checkpoint of meaningless values, GBs of them
+}
+
+for name in $MODELS; do
+  mkdir -p "$WORK/$name"
+  batch=$BATCH
+  note=""
+  until run_model "$name" "$batch"; do
+    if [ "$batch" -le 1 ]; then
+      echo "cuda-estimate.sh: $name fails even at batch 1" >&2
+      exit 1
+    fi
+    note="FELL BACK: batch $batch failed (see $WORK/$name/*.time); "
+    batch=$((batch / 2))
+  done
+  if [ -n "$note" ]; then
+    note="${note}the figures are for batch $batch, not $BATCH."
+  fi
+  echo "$note" > "$WORK/$name/note.txt"
+done
+
+COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "?")
+CHANGED=$(git -C "$ROOT" status --porcelain 2>/dev/null | wc -l)
+{
+  echo "### $(date -u '+%Y-%m-%d %H:%M UTC'): the H200 estimate, from counts"
+  echo
+  echo "Commit $COMMIT ($CHANGED files changed in the working tree); \`benchmarks/cuda-estimate.sh --batch $BATCH --seq $SEQ --gpu-matmul $MATMUL\`. An estimate, not a measurement: the runtime's roofline sum (docs/cuda.md) of the step's counts, made with the emulator in count-only mode."
+  echo
+  python3 "$ROOT/benchmarks/cuda_estimate.py" "$WORK" $MODELS
+} | tee "$WORK/results.md"
