@@ -123,6 +123,7 @@ llvm::Error mlir::mix::emitSharedLibrary(ModuleOp module, llvm::StringRef path,
       translateModuleToLLVMIR(module, llvmContext, "mixpkg");
   if (!llvmModule)
     return error("translating the lowered model to LLVM IR failed");
+  scopeCallAllocas(*llvmModule, supportCode.nonCapturingCalls);
   // Unwind tables, as clang emits by default on x86-64: a backtrace taken
   // in the compiled code (mix-run's crash report, a debugger) walks on
   // through it to its caller.

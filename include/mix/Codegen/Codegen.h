@@ -23,6 +23,10 @@
 #include <string>
 #include <vector>
 
+namespace llvm {
+class Module;
+} // namespace llvm
+
 namespace mlir {
 namespace mix {
 
@@ -143,7 +147,18 @@ struct SupportCode {
   std::vector<std::pair<std::string, std::string>> headers;
   /// More C files compiled and linked with `source`, as (file name, text).
   std::vector<std::pair<std::string, std::string>> sources;
+  /// Functions the compiled code calls that read the pointers they are
+  /// given only during the call (the CUDA target's kernel launch): the
+  /// stack space built for such a call is freed after it
+  /// (scopeCallAllocas).
+  std::vector<std::string> nonCapturingCalls;
 };
+
+/// In every block but a function's entry, brackets the allocas that serve
+/// only a call to one of \p nonCapturingCalls with llvm.stacksave and
+/// llvm.stackrestore, so that a loop of such calls does not grow the stack.
+void scopeCallAllocas(llvm::Module &module,
+                      llvm::ArrayRef<std::string> nonCapturingCalls);
 
 /// Translates an LLVM-dialect module to LLVM IR, optimises it for the host
 /// CPU, and links it with \p support into the shared library `path`.

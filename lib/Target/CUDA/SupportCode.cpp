@@ -36,6 +36,7 @@ SupportCode mlir::mix::getCUDASupportCode(const CUDAOptions &options) {
   code.source = kCUDASupportSource;
   code.compileFlags = {include, compute};
   code.linkFlags = {lib, stubs, rpath, "-lcublasLt", "-lcuda"};
+  code.nonCapturingCalls = {"mgpuLaunchKernel"};
   return code;
 }
 
@@ -58,5 +59,6 @@ SupportCode mlir::mix::getCUDAEmulatorSupportCode(const CUDAOptions &options) {
           kEmulatorFiles[i].text);
   }
   code.linkFlags = {"-ldl", "-lpthread"};
+  code.nonCapturingCalls = {"mgpuLaunchKernel"};
   return code;
 }
