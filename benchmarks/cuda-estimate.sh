@@ -86,11 +86,11 @@ for name, size in (("train.txt", 1 << 20), ("val.txt", 1 << 18)):
 EOF
 fi
 
-# Today's host code grows the stack with every launch in its loops over
-# the tokens (the launch parameters are allocated where the launch is, and
-# kept until the entry point returns): grad of GPT-2-small at B S = 16384
-# launches 1.6 million kernels and needs more than 128 MiB of stack, far
-# beyond the usual 8 MiB (docs/cuda.md, "Known limits").
+# Packages from before 2026-12-02 grew the stack with every launch of a
+# host loop (the reductions over the rows launched a kernel a token, 1.6
+# million a GPT-2-small step, and needed over 128 MiB of stack); a
+# launch's parameters are now freed after it, but an older package given
+# with --reuse may still need the room.
 ulimit -s unlimited 2>/dev/null || ulimit -s "$(ulimit -H -s)"
 
 # A command's stderr without the report of /usr/bin/time -v after it.
