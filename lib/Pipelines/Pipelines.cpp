@@ -207,6 +207,7 @@ void mlir::mix::buildCUDAKernelsPipeline(
   matmuls.prefix = MIXRT_CUDA_MATMUL_PREFIX;
   pm.addPass(createMixMatmulsToLibraryCallsPass(matmuls));
   pm.addPass(createMixMemoryToDevicePass());
+  pm.addNestedPass<func::FuncOp>(createMixInlineScalarProducersPass());
   pm.addNestedPass<func::FuncOp>(createMixBlockReductionsPass());
   pm.addPass(createMixLaunchSerialOpsPass());
   addUpstreamPasses(pm, "convert-linalg-to-parallel-loops");

@@ -257,4 +257,22 @@ def MixBlockReductionsPass
                            "::mlir::memref::MemRefDialect"];
 }
 
+def MixInlineScalarProducersPass
+    : Pass<"mix-inline-scalar-producers", "::mlir::func::FuncOp"> {
+  let summary = "Recompute a scalar where it is read instead of in a kernel of its own";
+  let description = [{
+    A `linalg.generic` without loops whose inputs are rank-0 buffers, whose
+    payload is pure and does not read its output, and whose output is an
+    allocation read only by later `linalg.generic`s of the same block (as
+    a broadcast input, through views) is a one-thread kernel on the GPU
+    (AdamW's clipping factor, recomputed before each parameter's update).
+    Each reader instead takes the producer's inputs, broadcast, and
+    recomputes the scalar at the start of its payload; the producer is
+    erased. Done only when nothing between the producer and a reader may
+    write the producer's inputs or its result (linalg outputs, calls'
+    memref operands, ops of unknown effect count as writes).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 #endif // MIX_TARGET_CUDA_PASSES_TD
