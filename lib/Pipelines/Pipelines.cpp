@@ -208,6 +208,7 @@ void mlir::mix::buildCUDAKernelsPipeline(
   pm.addPass(createMixMatmulsToLibraryCallsPass(matmuls));
   pm.addPass(createMixMemoryToDevicePass());
   pm.addNestedPass<func::FuncOp>(createMixInlineScalarProducersPass());
+  pm.addNestedPass<func::FuncOp>(createMixFuseElementwiseKernelsPass());
   pm.addNestedPass<func::FuncOp>(createMixBlockReductionsPass());
   pm.addPass(createMixLaunchSerialOpsPass());
   addUpstreamPasses(pm, "convert-linalg-to-parallel-loops");

@@ -275,4 +275,24 @@ def MixInlineScalarProducersPass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def MixFuseElementwiseKernelsPass
+    : Pass<"mix-fuse-elementwise-kernels", "::mlir::func::FuncOp"> {
+  let summary = "Fuse neighbouring elementwise ops on buffers into one kernel";
+  let description = [{
+    Two `linalg.generic`s on buffers whose loops are all parallel, over the
+    same static iteration space, with pure payloads, next to each other
+    (only views, pure ops, allocations and frees of other buffers between
+    them), become one op with the outputs of both, run where the second
+    was: the first's payload, then the second's, for each element. A
+    buffer that either writes and both touch must be accessed by both as
+    the same view through the same permutation map (so each iteration
+    touches the same element in both and no other iteration touches it),
+    and must not be written by both; the second op's reads of the first's
+    outputs become uses of the first's results. On the GPU this is one
+    launch instead of two and one pass over memory (AdamW's updates of m,
+    v and the parameter: three launches a tensor to one).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 #endif // MIX_TARGET_CUDA_PASSES_TD

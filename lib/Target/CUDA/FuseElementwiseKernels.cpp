@@ -1,0 +1,209 @@
+//===- FuseElementwiseKernels.cpp - Neighbouring elementwise ops, one kernel =//
+//
+// On buffers, after the tensor-level fusion, consecutive elementwise
+// linalg.generics over the same iteration space are still one kernel each:
+// AdamW's updates of m, v and the parameter are three launches a tensor,
+// the third reading back what the first two wrote. Two such ops are fused
+// into one with the outputs of both when every buffer that one of them
+// writes and both touch is accessed by both at the same element of each
+// iteration (the same view, the same permutation map): the fused payload
+// runs the first op's then the second's for each element, the second
+// reading the first's results from registers rather than memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mix/Target/CUDA/CUDACodegen.h"
+#include "mix/Target/CUDA/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+using namespace mlir;
+using namespace mlir::mix;
+
+namespace mlir::mix {
+#define GEN_PASS_DEF_MIXFUSEELEMENTWISEKERNELSPASS
+#include "mix/Target/CUDA/Passes.h.inc"
+} // namespace mlir::mix
+
+namespace {
+Value rootOf(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
+
+/// An op this pass fuses: elementwise (every loop parallel, static
+/// ranges) on buffers, with a pure payload.
+bool isElementwise(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0 ||
+      op.getNumParallelLoops() != op.getNumLoops())
+    return false;
+  if (llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
+    return false;
+  return llvm::all_of(op.getBlock()->without_terminator(),
+                      [](Operation &p) { return isPure(&p); });
+}
+
+/// Whether \p op may stand between two fused ops (which then run where
+/// the second was): it neither reads nor writes their buffers. Views,
+/// pure ops, the allocations and the frees of other buffers.
+bool canCross(Operation *op, const llvm::SmallPtrSetImpl<Value> &roots) {
+  if (isPure(op) || isa<ViewLikeOpInterface>(op))
+    return true;
+  if (isa<gpu::WaitOp, gpu::AllocOp, memref::AllocOp>(op))
+    return true;
+  if (auto dealloc = dyn_cast<gpu::DeallocOp>(op))
+    return !roots.contains(rootOf(dealloc.getMemref()));
+  if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
+    return !roots.contains(rootOf(dealloc.getMemref()));
+  return false;
+}
+
+/// Whether \p a then \p b may run as one op, element by element.
+bool canFuse(linalg::GenericOp a, linalg::GenericOp b) {
+  if (a.getStaticLoopRanges() != b.getStaticLoopRanges())
+    return false;
+  auto written = [](linalg::GenericOp op, Value root) {
+    return llvm::any_of(op.getDpsInits(),
+                        [&](Value v) { return rootOf(v) == root; });
+  };
+  for (OpOperand &x : a->getOpOperands())
+    for (OpOperand &y : b->getOpOperands()) {
+      Value root = rootOf(x.get());
+      if (root != rootOf(y.get()))
+        continue;
+      if (!written(a, root) && !written(b, root))
+        continue; // read by both: any order
+      // Written by one: both at the same element of each iteration.
+      AffineMap mx = a.getMatchingIndexingMap(&x);
+      AffineMap my = b.getMatchingIndexingMap(&y);
+      if (x.get() != y.get() || mx != my || !mx.isPermutation())
+        return false;
+      // Written by both: left to the ops as they are.
+      if (written(a, root) && written(b, root))
+        return false;
+    }
+  return true;
+}
+
+/// One op computing \p a's outputs and then \p b's, at \p b's place. An
+/// input of \p b that is an output of \p a is read from \p a's result.
+linalg::GenericOp fuse(linalg::GenericOp a, linalg::GenericOp b) {
+  SmallVector<Value> inputs, outputs;
+  SmallVector<AffineMap> maps;
+  // b's inputs that a writes (the same view and map: canFuse).
+  llvm::DenseMap<Value, unsigned> aOutput;
+  for (auto [k, v] : llvm::enumerate(a.getDpsInits()))
+    aOutput[v] = k;
+  for (OpOperand *in : a.getDpsInputOperands()) {
+    inputs.push_back(in->get());
+    maps.push_back(a.getMatchingIndexingMap(in));
+  }
+  for (OpOperand *in : b.getDpsInputOperands()) {
+    if (aOutput.count(in->get()))
+      continue;
+    inputs.push_back(in->get());
+    maps.push_back(b.getMatchingIndexingMap(in));
+  }
+  for (OpOperand &init : a.getDpsInitsMutable()) {
+    outputs.push_back(init.get());
+    maps.push_back(a.getMatchingIndexingMap(&init));
+  }
+  for (OpOperand &init : b.getDpsInitsMutable()) {
+    outputs.push_back(init.get());
+    maps.push_back(b.getMatchingIndexingMap(&init));
+  }
+  OpBuilder builder(b);
+  Location loc = b.getLoc();
+  auto fused =
+      linalg::GenericOp::create(builder, loc, TypeRange{}, inputs, outputs,
+                                maps, b.getIteratorTypesArray());
+  Block *block = builder.createBlock(&fused.getRegion());
+  for (Value v : llvm::concat<Value>(inputs, outputs))
+    block->addArgument(getElementTypeOrSelf(v.getType()), loc);
+  builder.setInsertionPointToStart(block);
+  auto outArg = [&](unsigned k) {
+    return block->getArgument(inputs.size() + k);
+  };
+  // a's payload.
+  IRMapping map;
+  unsigned next = 0;
+  for (OpOperand *in : a.getDpsInputOperands())
+    map.map(a.getMatchingBlockArgument(in), block->getArgument(next++));
+  for (auto [k, init] : llvm::enumerate(a.getDpsInitsMutable()))
+    map.map(a.getMatchingBlockArgument(&init), outArg(k));
+  for (Operation &p : a.getBlock()->without_terminator())
+    builder.clone(p, map);
+  SmallVector<Value> yields;
+  for (Value y :
+       cast<linalg::YieldOp>(a.getBlock()->getTerminator()).getOperands())
+    yields.push_back(map.lookupOrDefault(y));
+  // b's payload, reading a's results where it read a's outputs.
+  for (OpOperand *in : b.getDpsInputOperands()) {
+    auto it = aOutput.find(in->get());
+    map.map(b.getMatchingBlockArgument(in), it != aOutput.end()
+                                                ? yields[it->second]
+                                                : block->getArgument(next++));
+  }
+  unsigned aOutputs = a.getNumDpsInits();
+  for (auto [k, init] : llvm::enumerate(b.getDpsInitsMutable()))
+    map.map(b.getMatchingBlockArgument(&init), outArg(aOutputs + k));
+  for (Operation &p : b.getBlock()->without_terminator())
+    builder.clone(p, map);
+  for (Value y :
+       cast<linalg::YieldOp>(b.getBlock()->getTerminator()).getOperands())
+    yields.push_back(map.lookupOrDefault(y));
+  linalg::YieldOp::create(builder, loc, yields);
+  a.erase();
+  b.erase();
+  return fused;
+}
+
+struct MixFuseElementwiseKernelsPass
+    : mlir::mix::impl::MixFuseElementwiseKernelsPassBase<
+          MixFuseElementwiseKernelsPass> {
+  void runOnOperation() override {
+    SmallVector<Block *> blocks;
+    getOperation().walk([&](Block *block) { blocks.push_back(block); });
+    for (Block *block : blocks)
+      fuseIn(*block);
+  }
+
+  void fuseIn(Block &block) {
+    for (Operation *op = &block.front(); op; op = op->getNextNode()) {
+      auto a = dyn_cast<linalg::GenericOp>(op);
+      if (!a || !isElementwise(a))
+        continue;
+      while (true) {
+        // The next generic, past ops that touch neither's buffers.
+        llvm::SmallPtrSet<Value, 16> roots;
+        for (Value v : a->getOperands())
+          roots.insert(rootOf(v));
+        Operation *next = a->getNextNode();
+        linalg::GenericOp b;
+        for (; next; next = next->getNextNode()) {
+          if ((b = dyn_cast<linalg::GenericOp>(next)))
+            break;
+          if (!canCross(next, roots))
+            break;
+        }
+        if (!b || !isElementwise(b))
+          break;
+        // What a crosses must not touch b's buffers either: a moves to b.
+        for (Value v : b->getOperands())
+          roots.insert(rootOf(v));
+        bool crossable = true;
+        for (Operation *o = a->getNextNode(); o != b; o = o->getNextNode())
+          crossable = crossable && canCross(o, roots);
+        if (!crossable || !canFuse(a, b))
+          break;
+        a = fuse(a, b);
+      }
+      op = a;
+    }
+  }
+};
+} // namespace
