@@ -18,23 +18,9 @@ import os
 import re
 import sys
 
-HEADING = re.compile(
-    r"^mixrt cuda profile: (?P<title>.*?): (?P<launches>\d+) kernel launches "
-    r"\((?P<kernels>\d+) kernels\), (?P<read>\d+) bytes read and "
-    r"(?P<written>\d+) written \(compiler's estimate\); (?P<memsets>\d+) "
-    r"memsets \((?P<memset_bytes>\d+) bytes\); (?P<products>\d+) products "
-    r"\((?P<gflop>[0-9.e+-]+) GFLOP, (?P<precision>TF32|BF16)\); copies: "
-    r"(?P<h2d>\d+) to the device \((?P<h2d_bytes>\d+) bytes\), (?P<d2h>\d+) "
-    r"from it \((?P<d2h_bytes>\d+) bytes\), (?P<d2d>\d+) on it "
-    r"\((?P<d2d_bytes>\d+) bytes\)$")
-KERNEL = re.compile(r"^  (\S+)\s+(\d+)\s+(-?\d+|\?)\s+(-?\d+|\?)$")
-SITE = re.compile(r"^  (\d+)\s+(\d+) (\d+)x(\d+)x(\d+)x(\d+)\s+([0-9.e+-]+)$")
-ESTIMATE = re.compile(
-    r"^mixrt cuda profile: (?P<title>.*?): H200 estimate \(a roofline sum, "
-    r"not a measurement\): (?P<total>[0-9.e+-]+) ms = kernels "
-    r"(?P<kernels>[0-9.e+-]+) ms .* products (?P<products>[0-9.e+-]+) ms "
-    r"\+ launches (?P<launches>[0-9.e+-]+) ms .* copies "
-    r"(?P<copies>[0-9.e+-]+) ms")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from mixrt_profile import ESTIMATE, HEADING, KERNEL, SITE  # noqa: E402
+
 PEAK = re.compile(r"at most (\d+) bytes of device memory were allocated")
 
 # The H200 (SXM) figure MFU divides by: the dense BF16 tensor-core peak

@@ -29,12 +29,6 @@ namespace mlir::mix {
 } // namespace mlir::mix
 
 namespace {
-Value rootOf(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
-}
-
 /// An op this pass fuses: elementwise (every loop parallel, static
 /// ranges) on buffers, with a pure payload.
 bool isElementwise(linalg::GenericOp op) {
@@ -56,9 +50,9 @@ bool canCross(Operation *op, const llvm::SmallPtrSetImpl<Value> &roots) {
   if (isa<gpu::WaitOp, gpu::AllocOp, memref::AllocOp>(op))
     return true;
   if (auto dealloc = dyn_cast<gpu::DeallocOp>(op))
-    return !roots.contains(rootOf(dealloc.getMemref()));
+    return !roots.contains(viewRoot(dealloc.getMemref()));
   if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
-    return !roots.contains(rootOf(dealloc.getMemref()));
+    return !roots.contains(viewRoot(dealloc.getMemref()));
   return false;
 }
 
@@ -68,12 +62,12 @@ bool canFuse(linalg::GenericOp a, linalg::GenericOp b) {
     return false;
   auto written = [](linalg::GenericOp op, Value root) {
     return llvm::any_of(op.getDpsInits(),
-                        [&](Value v) { return rootOf(v) == root; });
+                        [&](Value v) { return viewRoot(v) == root; });
   };
   for (OpOperand &x : a->getOpOperands())
     for (OpOperand &y : b->getOpOperands()) {
-      Value root = rootOf(x.get());
-      if (root != rootOf(y.get()))
+      Value root = viewRoot(x.get());
+      if (root != viewRoot(y.get()))
         continue;
       if (!written(a, root) && !written(b, root))
         continue; // read by both: any order
@@ -181,7 +175,7 @@ struct MixFuseElementwiseKernelsPass
         // The next generic, past ops that touch neither's buffers.
         llvm::SmallPtrSet<Value, 16> roots;
         for (Value v : a->getOperands())
-          roots.insert(rootOf(v));
+          roots.insert(viewRoot(v));
         Operation *next = a->getNextNode();
         linalg::GenericOp b;
         for (; next; next = next->getNextNode()) {
@@ -194,7 +188,7 @@ struct MixFuseElementwiseKernelsPass
           break;
         // What a crosses must not touch b's buffers either: a moves to b.
         for (Value v : b->getOperands())
-          roots.insert(rootOf(v));
+          roots.insert(viewRoot(v));
         bool crossable = true;
         for (Operation *o = a->getNextNode(); o != b; o = o->getNextNode())
           crossable = crossable && canCross(o, roots);

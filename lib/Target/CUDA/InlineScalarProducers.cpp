@@ -27,13 +27,6 @@ namespace mlir::mix {
 } // namespace mlir::mix
 
 namespace {
-/// The buffer \p v is a view of (through reshapes, casts and subviews).
-Value rootOf(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
-}
-
 /// A producer this pass inlines: no loops, rank-0 memref inputs, one
 /// rank-0 output whose old value the payload does not read, and a payload
 /// of pure ops.
@@ -60,7 +53,7 @@ bool mayWrite(Operation *op, const llvm::SmallPtrSetImpl<Value> &roots) {
     return false;
   if (auto dps = dyn_cast<DestinationStyleOpInterface>(op)) {
     for (OpOperand &init : dps.getDpsInitsMutable())
-      if (roots.contains(rootOf(init.get())))
+      if (roots.contains(viewRoot(init.get())))
         return true;
     return false;
   }
@@ -71,7 +64,7 @@ bool mayWrite(Operation *op, const llvm::SmallPtrSetImpl<Value> &roots) {
     if (op->getNumRegions() != 0)
       return true;
     return llvm::any_of(op->getOperands(), [&](Value v) {
-      return isa<MemRefType>(v.getType()) && roots.contains(rootOf(v));
+      return isa<MemRefType>(v.getType()) && roots.contains(viewRoot(v));
     });
   }
   SmallVector<MemoryEffects::EffectInstance> list;
@@ -80,7 +73,7 @@ bool mayWrite(Operation *op, const llvm::SmallPtrSetImpl<Value> &roots) {
     if (!isa<MemoryEffects::Write, MemoryEffects::Free>(e.getEffect()))
       continue;
     Value v = e.getValue();
-    if (!v || roots.contains(rootOf(v)))
+    if (!v || roots.contains(viewRoot(v)))
       return true;
   }
   return false;
@@ -167,7 +160,7 @@ struct MixInlineScalarProducersPass
       return;
     llvm::SmallPtrSet<Value, 4> inputRoots;
     for (Value in : producer.getDpsInputs())
-      inputRoots.insert(rootOf(in));
+      inputRoots.insert(viewRoot(in));
     // Every reader: a linalg.generic in the producer's block, after it,
     // reading a view of the result as an input, with no write to the
     // producer's inputs (or to the result) between the two.

@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include <string>
 
@@ -67,6 +68,13 @@ bool isHostBookkeeping(MemRefType type);
 /// memref.alloc/alloca/dealloc/copy/get_global of the host functions to
 /// device allocations, kernels and copies (mix-memory-to-device).
 LogicalResult moveMemoryToDevice(ModuleOp module);
+
+/// The buffer \p v is a view of (through reshapes, casts and subviews).
+inline Value viewRoot(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
 
 /// A gpu.alloc of \p type (static shapes only) on a stream of its own,
 /// waited for, as mix-memory-to-device makes them; and its gpu.dealloc.
