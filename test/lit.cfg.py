@@ -1,6 +1,7 @@
 # -*- Python -*-
 # lit configuration of the mix regression tests.
 
+import importlib.util
 import os
 import shutil
 
@@ -32,6 +33,10 @@ config.substitutions.append(("%mix_obj_root", config.mix_obj_root))
 config.substitutions.append(("%mixc_bin", os.path.join(config.mix_tools_dir, "mixc")))
 if os.path.exists(os.path.join(config.mix_tools_dir, "MixTorchTests")):
     config.available_features.add("torch")
+# PyTorch for the Python checks (Debian's python3-torch, which
+# scripts/setup.sh installs); found without importing it.
+if importlib.util.find_spec("torch") is not None:
+    config.available_features.add("python-torch")
 
 # The runtime's tools built with ASan and UBSan (scripts/sanitize.sh), which
 # handle faults themselves.

@@ -1,13 +1,14 @@
-//===- BufferizeCollectives.cpp - mix.all_reduce in one-shot bufferization
-//-===//
+//===- BufferizeCollectives.cpp - mix.all_reduce in bufferization ---------===//
 //
-// `mix.all_reduce` is the one mix op left after the lowering to linalg: a
-// sum over the ranks that the runtime performs in place. It bufferizes to a
+// `mix.all_reduce` is one of the mix ops left after the lowering to linalg
+// (with the fused ops, BufferizeFusedOps.cpp): a sum over the ranks that the runtime performs in place. It bufferizes to a
 // fresh buffer holding a copy of its input, then a call of the support
 // code's `mix_comm_all_reduce` on that buffer, so the input's own buffer is
 // never written and bufferization needs no analysis of the call.
 //
 //===----------------------------------------------------------------------===//
+
+#include "AllocatingBufferization.h"
 
 #include "mix/Codegen/Codegen.h"
 
@@ -27,34 +28,7 @@ using namespace mlir::mix;
 
 namespace {
 struct AllReduceBufferization
-    : BufferizableOpInterface::ExternalModel<AllReduceBufferization,
-                                             AllReduceOp> {
-  bool bufferizesToAllocation(Operation *, Value) const { return true; }
-
-  bool bufferizesToMemoryRead(Operation *, OpOperand &,
-                              const AnalysisState &) const {
-    return true;
-  }
-
-  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
-                               const AnalysisState &) const {
-    return false;
-  }
-
-  AliasingValueList getAliasingValues(Operation *, OpOperand &,
-                                      const AnalysisState &) const {
-    return {};
-  }
-
-  FailureOr<BufferLikeType> getBufferType(Operation *, Value value,
-                                          const BufferizationOptions &,
-                                          const BufferizationState &,
-                                          SmallVector<Value> &) const {
-    auto type = cast<RankedTensorType>(value.getType());
-    return cast<BufferLikeType>(
-        MemRefType::get(type.getShape(), type.getElementType()));
-  }
-
+    : AllocatingBufferization<AllReduceBufferization, AllReduceOp> {
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const BufferizationOptions &options,
                           BufferizationState &state) const {

@@ -44,4 +44,5 @@ void mlir::mix::registerCodegenDialects(DialectRegistry &registry) {
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);
   registerCollectiveBufferization(registry);
+  registerFusedOpBufferization(registry);
 }

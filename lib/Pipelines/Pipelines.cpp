@@ -76,8 +76,13 @@ void mlir::mix::buildMixProvePipeline(OpPassManager &pm) {
   func.addPass(createMixSelectMixingOrderPass());
 }
 
-void mlir::mix::buildMixDecomposePipeline(OpPassManager &pm) {
+void mlir::mix::buildMixDecomposePipeline(
+    OpPassManager &pm, const TrainingPipelineOptions &options) {
   OpPassManager &func = pm.nest<func::FuncOp>();
+  if (options.fuseOps) {
+    func.addPass(createMixFuseAttentionPass());
+    func.addPass(createMixFuseCrossEntropyPass());
+  }
   func.addPass(createMixDecomposePass());
   func.addPass(createCanonicalizerPass());
 }
@@ -108,7 +113,7 @@ void mlir::mix::buildMixLowerToLinalgPipeline(
 void mlir::mix::buildMixTrainingPipeline(
     OpPassManager &pm, const TrainingPipelineOptions &options) {
   buildMixProvePipeline(pm);
-  buildMixDecomposePipeline(pm);
+  buildMixDecomposePipeline(pm, options);
   buildMixDifferentiatePipeline(pm);
   buildMixLowerToLinalgPipeline(pm, options);
 }
@@ -207,6 +212,8 @@ void mlir::mix::buildCUDAKernelsPipeline(
   matmuls.prefix = MIXRT_CUDA_MATMUL_PREFIX;
   pm.addPass(createMixMatmulsToLibraryCallsPass(matmuls));
   pm.addPass(createMixMemoryToDevicePass());
+  pm.addNestedPass<func::FuncOp>(createMixFlashAttentionKernelsPass());
+  pm.addNestedPass<func::FuncOp>(createMixCrossEntropyKernelsPass());
   pm.addNestedPass<func::FuncOp>(createMixInlineScalarProducersPass());
   pm.addNestedPass<func::FuncOp>(createMixFuseElementwiseKernelsPass());
   pm.addNestedPass<func::FuncOp>(createMixBlockReductionsPass());
@@ -300,6 +307,11 @@ struct TrainingCLOptions : PassPipelineOptions<TrainingCLOptions> {
       llvm::cl::desc("Round the matrix products' operands to bf16 "
                      "(mixc --precision bf16 on the CPU)"),
       llvm::cl::init(false)};
+  Option<bool> fuseOps{
+      *this, "fuse-ops",
+      llvm::cl::desc("Keep attention and the cross-entropy whole as fused "
+                     "ops (mixc --target cuda)"),
+      llvm::cl::init(false)};
 };
 
 struct CPUCodegenCLOptions : PassPipelineOptions<CPUCodegenCLOptions> {
@@ -347,6 +359,7 @@ void mlir::mix::registerMixPipelines() {
       [](OpPassManager &pm, const TrainingCLOptions &cl) {
         TrainingPipelineOptions options;
         options.bf16Matmuls = cl.bf16Matmuls;
+        options.fuseOps = cl.fuseOps;
         buildMixTrainingPipeline(pm, options);
       });
   PassPipelineRegistration<CPUCodegenCLOptions>(

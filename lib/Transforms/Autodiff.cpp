@@ -7,13 +7,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "mix/Transforms/Passes.h"
 #include "mix/Dialect/Mix/IR/PrimitiveBuilder.h"
+#include "mix/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
-
 
 namespace mlir {
 namespace mix {
@@ -43,7 +42,7 @@ public:
   Value lookup(Value v) const { return adjoints.lookup(v); }
 
   /// Emits the vector-Jacobian product of `op` given the adjoint `dy` of
-  /// its (single) result.
+  /// its first result.
   LogicalResult backprop(Operation *op, Value dy);
 
 private:
@@ -114,8 +113,17 @@ struct AutodiffPass : mix::impl::MixAutodiffPassBase<AutodiffPass> {
     for (Operation &op : body.without_terminator())
       ops.push_back(&op);
     for (Operation *op : llvm::reverse(ops)) {
-      if (op->getNumResults() != 1)
-        return op->emitOpError("autodiff handles single-result ops only");
+      if (op->getNumResults() == 0)
+        return op->emitOpError("autodiff handles ops with results only");
+      // Results after the first are auxiliary (mix.flash_attention's row
+      // statistics): only the backward pass reads them, so nothing in the
+      // forward function gives them an adjoint.
+      for (OpResult aux : op->getResults().drop_front())
+        if (adjoints.lookup(aux))
+          return op->emitOpError()
+                 << "result #" << aux.getResultNumber()
+                 << " has an adjoint; autodiff differentiates an op "
+                    "through its first result only";
       Value dy = adjoints.lookup(op->getResult(0));
       if (!dy)
         continue;

@@ -302,6 +302,7 @@ extern const char mixrt_kernel_traffic[] __attribute__((weak));
 typedef struct {
   char *name;
   long long read, written; /* one launch's bytes; -1: not estimated */
+  long long flops;         /* one launch's float operations; -1: likewise */
   uint64_t launches;
 } KernelCount;
 
@@ -332,7 +333,7 @@ static int profileOn(void) {
 
 /* The estimate of kernel `name` from the compiler's table. */
 static void lookUpTraffic(KernelCount *k) {
-  k->read = k->written = -1;
+  k->read = k->written = k->flops = -1;
   if (!mixrt_kernel_traffic)
     return;
   size_t length = strlen(k->name);
@@ -342,7 +343,8 @@ static void lookUpTraffic(KernelCount *k) {
       end = line + strlen(line);
     if ((size_t)(end - line) > length && strncmp(line, k->name, length) == 0 &&
         line[length] == ' ') {
-      sscanf(line + length, "%lld %lld", &k->read, &k->written);
+      sscanf(line + length, "%lld %lld %lld", &k->read, &k->written,
+             &k->flops);
       return;
     }
     line = *end ? end + 1 : end;
@@ -376,7 +378,7 @@ static void profileFunction(CUfunction function, const char *name) {
       }
       kernelCounts = grown;
       strcpy(copy, name);
-      KernelCount k = {copy, -1, -1, 0};
+      KernelCount k = {copy, -1, -1, -1, 0};
       lookUpTraffic(&k);
       kernelCounts[numKernelCounts++] = k;
     }
@@ -399,6 +401,7 @@ static void profileLaunch(CUfunction function) {
     ++k->launches;
     counts.kernelBytesRead += k->read > 0 ? (uint64_t)k->read : 0;
     counts.kernelBytesWritten += k->written > 0 ? (uint64_t)k->written : 0;
+    counts.kernelFlops += k->flops > 0 ? (double)k->flops : 0;
     return;
   }
 }
@@ -448,14 +451,15 @@ static void printProfile(const char *title) {
     used += kernelCounts[i].launches > 0;
   fprintf(stderr,
           "mixrt cuda profile: %s: %llu kernel launches (%lld kernels), "
-          "%llu bytes read and %llu written (compiler's estimate); %llu "
+          "%llu bytes read and %llu written, %.6g GFLOP of arithmetic "
+          "(compiler's estimate); %llu "
           "memsets (%llu bytes); %llu products (%.6g GFLOP, %s); copies: "
           "%llu to the device (%llu bytes), %llu from it (%llu bytes), %llu "
           "on it (%llu bytes)\n",
           title ? title : "", (unsigned long long)counts.launches,
           (long long)used, (unsigned long long)counts.kernelBytesRead,
           (unsigned long long)counts.kernelBytesWritten,
-          (unsigned long long)counts.memsets,
+          counts.kernelFlops * 1e-9, (unsigned long long)counts.memsets,
           (unsigned long long)counts.memsetBytes,
           (unsigned long long)counts.matmuls, counts.matmulFlops * 1e-9,
           counts.matmulBF16 ? "BF16" : "TF32",
@@ -475,16 +479,18 @@ static void printProfile(const char *title) {
   if (sorted)
     qsort(sorted, (size_t)n, sizeof(KernelCount), byTraffic);
   if (n)
-    fprintf(stderr, "  %-40s %8s %14s %14s\n", "kernel", "launches",
-            "bytes read", "bytes written");
+    fprintf(stderr, "  %-40s %8s %14s %14s %14s\n", "kernel", "launches",
+            "bytes read", "bytes written", "flops");
   for (int64_t i = 0; i < n; ++i) {
-    char read[32], written[32];
+    char read[32], written[32], flops[32];
     snprintf(read, sizeof read, "%lld", sorted[i].read);
     snprintf(written, sizeof written, "%lld", sorted[i].written);
-    fprintf(stderr, "  %-40s %8llu %14s %14s\n", sorted[i].name,
+    snprintf(flops, sizeof flops, "%lld", sorted[i].flops);
+    fprintf(stderr, "  %-40s %8llu %14s %14s %14s\n", sorted[i].name,
             (unsigned long long)sorted[i].launches,
             sorted[i].read < 0 ? "?" : read,
-            sorted[i].written < 0 ? "?" : written);
+            sorted[i].written < 0 ? "?" : written,
+            sorted[i].flops < 0 ? "?" : flops);
   }
   free(sorted);
   int header = 0;

@@ -62,12 +62,24 @@ func.func @forward(%x: tensor<2x3xf32>) -> tensor<f32> {
 
 // -----
 
-// Every op of the body must have exactly one result.
+// Every op of the body must have a result.
 func.func @forward(%x: tensor<2xf32>) -> tensor<f32> {
   %s = mix.reduce_sum %x dims [0] : tensor<2xf32> -> tensor<1xf32>
   %l = mix.reshape %s : tensor<1xf32> -> tensor<f32>
-  // expected-error @below {{autodiff handles single-result ops only}}
+  // expected-error @below {{autodiff handles ops with results only}}
   "test.sink"(%l) : (tensor<f32>) -> ()
+  return %l : tensor<f32>
+}
+
+// -----
+
+// An op is differentiated through its first result: a loss that reads the
+// attention's row statistics is rejected, not given a wrong gradient.
+func.func @forward(%qkv: tensor<1x2x6xf32>) -> tensor<f32> {
+  // expected-error @below {{result #1 has an adjoint; autodiff differentiates an op through its first result only}}
+  %o, %lse = mix.flash_attention %qkv heads 1 : (tensor<1x2x6xf32>) -> (tensor<1x2x2xf32>, tensor<1x1x2xf32>)
+  %s = mix.reduce_sum %lse dims [0, 1, 2] : tensor<1x1x2xf32> -> tensor<1x1x1xf32>
+  %l = mix.reshape %s : tensor<1x1x1xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
 

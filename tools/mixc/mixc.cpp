@@ -437,7 +437,12 @@ static int compile(int argc, char **argv) {
     return 0;
   // The package keeps the proved model as readable IR.
   OwningOpRef<ModuleOp> proved = module->clone();
-  if (failed(phase("decompose", buildMixDecomposePipeline)))
+  TrainingPipelineOptions training;
+  training.bf16Matmuls = precision == Precision::BF16 && target != Target::CUDA;
+  training.fuseOps = target == Target::CUDA;
+  if (failed(phase("decompose", [&](OpPassManager &pm) {
+        buildMixDecomposePipeline(pm, training);
+      })))
     return fail("decomposing '" + inputFile + "' failed");
   if (stop(Stage::Decomposed))
     return 0;
@@ -450,8 +455,6 @@ static int compile(int argc, char **argv) {
   FailureOr<PackageContents::AdamW> adamw = getAdamWHyperparameters(*module);
   if (failed(adamw))
     return fail("differentiating '" + inputFile + "' failed");
-  TrainingPipelineOptions training;
-  training.bf16Matmuls = precision == Precision::BF16 && target != Target::CUDA;
   if (failed(phase("lower to linalg", [&](OpPassManager &pm) {
         buildMixLowerToLinalgPipeline(pm, training);
       })))

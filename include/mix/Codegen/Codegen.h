@@ -39,6 +39,11 @@ void registerCodegenDialects(DialectRegistry &registry);
 /// code's `mix_comm_all_reduce`.
 void registerCollectiveBufferization(DialectRegistry &registry);
 
+/// Attaches one-shot bufferization to the fused ops (`mix.flash_attention`,
+/// `mix.fused_cross_entropy` and their gradients): a fresh buffer for each
+/// result, written by the op's form on buffers.
+void registerFusedOpBufferization(DialectRegistry &registry);
+
 /// The symbol of the packed entry point of function `name`: `mix_<name>`.
 std::string entryPointSymbol(llvm::StringRef name);
 

@@ -33,12 +33,18 @@ struct TrainingPipelineOptions {
   /// Round the operands of the matrix products to bf16, accumulating in f32
   /// (mixc --precision bf16 on the CPU; on the GPU the tensor cores round).
   bool bf16Matmuls = false;
+  /// Keep attention and the cross-entropy whole (mix-fuse-attention,
+  /// mix-fuse-cross-entropy) for a target that has kernels for them (the
+  /// CUDA target).
+  bool fuseOps = false;
 };
 
 /// Proves and applies the mixture rewrites, then chooses mixing orders.
 void buildMixProvePipeline(OpPassManager &pm);
-/// Lowers model-level mix ops to primitive mix ops.
-void buildMixDecomposePipeline(OpPassManager &pm);
+/// Lowers model-level mix ops to primitive mix ops (attention and the
+/// cross-entropy, with `options.fuseOps`, to their fused ops).
+void buildMixDecomposePipeline(OpPassManager &pm,
+                               const TrainingPipelineOptions &options);
 /// Differentiates @forward into @grad and appends @adamw.
 void buildMixDifferentiatePipeline(OpPassManager &pm);
 /// Drops the parameters' names and lowers the primitive mix ops to linalg

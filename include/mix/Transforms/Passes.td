@@ -101,6 +101,48 @@ def MixSelectMixingOrderPass : Pass<"mix-select-mixing-order"> {
   ];
 }
 
+def MixFuseAttentionPass : Pass<"mix-fuse-attention"> {
+  let summary = "Keep attention whole, for targets that fuse it";
+  let description = [{
+    Replaces each `mix.attention` by a `mix.flash_attention`, which
+    mix-decompose leaves alone and mix-autodiff differentiates into a
+    `mix.flash_attention_grad`: a target that computes attention without
+    its score matrix (the CUDA target's flash attention kernels) then sees
+    the attention, forward and backward, as one op each instead of the
+    products, mask and softmax over `(B,heads,S,S)` scores that
+    mix-decompose makes of it. mixc runs it for the CUDA target.
+
+    Example:
+    ```mlir
+    %o = mix.attention %qkv heads 4 : (tensor<2x8x48xf32>) -> tensor<2x8x16xf32>
+    // becomes
+    %o, %lse = mix.flash_attention %qkv heads 4 : (tensor<2x8x48xf32>) -> (tensor<2x8x16xf32>, tensor<2x4x8xf32>)
+    ```
+  }];
+  let dependentDialects = ["::mlir::mix::MixDialect"];
+}
+
+def MixFuseCrossEntropyPass : Pass<"mix-fuse-cross-entropy"> {
+  let summary = "Keep the cross-entropy whole, for targets that fuse it";
+  let description = [{
+    Replaces each `mix.cross_entropy` by a `mix.fused_cross_entropy`, which
+    also returns each row's log-sum-exp: mix-decompose leaves it alone and
+    mix-autodiff differentiates it into one `mix.fused_cross_entropy_grad`.
+    A target with kernels for them (the CUDA target) then reads the logits
+    once forward and once backward, instead of the separate passes of the
+    decomposed max, exponentials, sums and gather, and never materializes
+    the probabilities. mixc runs it for the CUDA target.
+
+    Example:
+    ```mlir
+    %ce = mix.cross_entropy %logits, %targets : (tensor<2x8x256xf32>, tensor<2x8xi32>) -> tensor<f32>
+    // becomes
+    %ce, %lse = mix.fused_cross_entropy %logits, %targets : (tensor<2x8x256xf32>, tensor<2x8xi32>) -> (tensor<f32>, tensor<2x8xf32>)
+    ```
+  }];
+  let dependentDialects = ["::mlir::mix::MixDialect"];
+}
+
 def MixDecomposePass : Pass<"mix-decompose"> {
   let summary = "Lower model-level mix ops to primitive mix ops";
   let description = [{

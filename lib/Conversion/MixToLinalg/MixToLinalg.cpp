@@ -8,6 +8,7 @@
 #include "Lowering.h"
 
 #include "mix/Conversion/Passes.h"
+#include "mix/Dialect/Mix/IR/MixFusedOps.h"
 
 #include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -50,13 +51,15 @@ struct ConvertMixToLinalgPass
       }
       lowering::declareCollectives(module);
     }
-    // Every mix op is illegal but the sum over ranks, which stays for the
-    // target's bufferization, and a concatenation inside a tree, which the
-    // tree's outermost one lowers and erases. What the patterns leave is the
+    // Every mix op is illegal but the sum over ranks and the fused ops
+    // (attention, cross-entropy), which stay for the target's bufferization
+    // (and kernels), and a concatenation inside a tree, which the tree's
+    // outermost one lowers and erases. What the patterns leave is the
     // framework's error.
     ConversionTarget target(getContext());
     target.addIllegalDialect<MixDialect>();
-    target.addLegalOp<AllReduceOp>();
+    target.addLegalOp<AllReduceOp, FlashAttentionOp, FlashAttentionGradOp,
+                      FusedCrossEntropyOp, FusedCrossEntropyGradOp>();
     target.addDynamicallyLegalOp<ConcatOp>(
         [](ConcatOp op) { return lowering::isInnerConcat(op); });
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });

@@ -246,30 +246,6 @@ void foldIntoOutput(OpBuilder &b, Location loc, const Reduction &r,
   memref::StoreOp::create(b, loc, result, init->get(), indices);
 }
 
-/// A launch of \p grid blocks of \p block threads (x, y, z) with the
-/// workgroup buffers \p shared, its body holding only the terminator.
-gpu::LaunchOp createLaunch(OpBuilder &b, Location loc,
-                           std::array<int64_t, 3> grid,
-                           std::array<int64_t, 3> block, TypeRange shared) {
-  auto c = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  };
-  auto launch = gpu::LaunchOp::create(
-      b, loc, c(grid[0]), c(grid[1]), c(grid[2]), c(block[0]), c(block[1]),
-      c(block[2]), /*dynamicSharedMemorySize=*/nullptr,
-      /*asyncTokenType=*/nullptr, /*asyncDependencies=*/ValueRange{}, shared);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToEnd(&launch.getBody().front());
-  gpu::TerminatorOp::create(b, loc);
-  return launch;
-}
-
-MemRefType workgroupBuffer(ArrayRef<int64_t> shape, Type type) {
-  return MemRefType::get(shape, type, MemRefLayoutAttrInterface(),
-                         gpu::AddressSpaceAttr::get(
-                             type.getContext(), gpu::AddressSpace::Workgroup));
-}
-
 /// The innermost loop reduces: a block an output element.
 void lowerRows(const Reduction &r) {
   linalg::GenericOp op = r.op;

@@ -1,10 +1,12 @@
 //===- KernelTraffic.cpp - Each kernel's estimated memory traffic ---------===//
 //
 // The profile of a CUDA package (MIXRT_CUDA_PROFILE=1) reports the bytes
-// each kernel moves, and mix-run's H200 estimate divides them by the
-// device's bandwidth. Neither the device nor the emulator can count them
-// (the host passes bare pointers), so the compiler estimates them, per
-// launch, from the kernels it made, and records them in the package.
+// each kernel moves and the floating-point operations it performs, and
+// mix-run's H200 estimate divides them by the device's bandwidth and its
+// float32 throughput. Neither the device nor the emulator can count them
+// (the host passes bare pointers; the emulator counts launches only), so
+// the compiler estimates them, per launch, from the kernels it made, and
+// records them in the package.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,11 +17,13 @@
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -70,8 +74,59 @@ std::optional<int64_t> constantOf(Value v, gpu::GPUFuncOp kernel,
   return it->second;
 }
 
+/// The values an index may take, [lo, hi]; unknown when either bound is
+/// infinite.
+struct Range {
+  double lo = -kUnknown, hi = kUnknown;
+  bool known() const { return std::isfinite(lo) && std::isfinite(hi); }
+  double mid() const { return (lo + hi) / 2; }
+};
+
+/// The bounds of \p v in \p kernel: constants and known arguments exactly,
+/// thread and block ids within the launch's sizes, and sums, differences,
+/// products, quotients and minima of those.
+Range rangeOf(Value v, gpu::GPUFuncOp kernel, const KnownArguments &known) {
+  if (std::optional<int64_t> c = constantOf(v, kernel, known))
+    return {double(*c), double(*c)};
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return {};
+  auto idRange = [&](std::optional<ArrayRef<int32_t>> sizes,
+                     gpu::Dimension dim) -> Range {
+    if (!sizes)
+      return {};
+    return {0.0, double((*sizes)[static_cast<unsigned>(dim)] - 1)};
+  };
+  if (auto id = dyn_cast<gpu::ThreadIdOp>(op))
+    return idRange(kernel.getKnownBlockSize(), id.getDimension());
+  if (auto id = dyn_cast<gpu::BlockIdOp>(op))
+    return idRange(kernel.getKnownGridSize(), id.getDimension());
+  if (op->getNumOperands() != 2)
+    return {};
+  Range a = rangeOf(op->getOperand(0), kernel, known);
+  Range b = rangeOf(op->getOperand(1), kernel, known);
+  if (!a.known() || !b.known())
+    return {};
+  if (isa<arith::AddIOp>(op))
+    return {a.lo + b.lo, a.hi + b.hi};
+  if (isa<arith::SubIOp>(op))
+    return {a.lo - b.hi, a.hi - b.lo};
+  if (isa<arith::MulIOp>(op) && a.lo >= 0 && b.lo >= 0)
+    return {a.lo * b.lo, a.hi * b.hi};
+  if (isa<arith::DivUIOp, arith::DivSIOp>(op) && a.lo >= 0 && b.lo > 0)
+    return {std::floor(a.lo / b.hi), std::floor(a.hi / b.lo)};
+  if (isa<arith::MinUIOp, arith::MinSIOp>(op))
+    return {std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
+  if (isa<arith::MaxUIOp, arith::MaxSIOp>(op))
+    return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
+  return {};
+}
+
 /// How often one thread runs \p op: the trip counts of the loops around it
-/// inside \p kernel.
+/// inside \p kernel. A loop whose bounds vary over the launch's threads
+/// (a strided loop from the thread's id, a causal walk up to the block's
+/// last row) counts the trips of its bounds' midpoints: the average thread
+/// for bounds linear in the ids.
 double timesPerThread(Operation *op, gpu::GPUFuncOp kernel,
                       const KnownArguments &known) {
   double times = 1;
@@ -83,14 +138,46 @@ double timesPerThread(Operation *op, gpu::GPUFuncOp kernel,
       std::optional<int64_t> ub =
           constantOf(loop.getUpperBound(), kernel, known);
       std::optional<int64_t> step = constantOf(loop.getStep(), kernel, known);
-      if (!lb || !ub || !step || *step <= 0)
+      if (!step || *step <= 0)
         return kUnknown;
-      times *= *ub > *lb ? double((*ub - *lb + *step - 1) / *step) : 0.0;
+      if (lb && ub) {
+        times *= *ub > *lb ? double((*ub - *lb + *step - 1) / *step) : 0.0;
+        continue;
+      }
+      Range lower = rangeOf(loop.getLowerBound(), kernel, known);
+      Range upper = rangeOf(loop.getUpperBound(), kernel, known);
+      if (!lower.known() || !upper.known())
+        return kUnknown;
+      times *= std::max(0.0, std::ceil((upper.mid() - lower.mid()) / *step));
     } else if (isa<LoopLikeOpInterface>(parent)) {
       return kUnknown;
     }
   }
   return times;
+}
+
+/// The floating-point operations one execution of \p op performs: an
+/// add, multiply, divide, min or max, or a math function, counted one an
+/// element (a fused multiply-add two); 0 for anything else.
+double arithmetic(Operation *op) {
+  if (op->getNumResults() != 1)
+    return 0;
+  Type type = op->getResult(0).getType();
+  double elements = 1;
+  if (auto vector = dyn_cast<VectorType>(type)) {
+    elements = double(vector.getNumElements());
+    type = vector.getElementType();
+  }
+  if (!isa<FloatType>(type))
+    return 0;
+  if (isa<math::FmaOp>(op))
+    return 2 * elements;
+  if (isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
+          arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp,
+          arith::MinNumFOp>(op) ||
+      isa<math::MathDialect>(op->getDialect()))
+    return elements;
+  return 0;
 }
 
 /// What the kernel does with one memref argument.
@@ -162,7 +249,7 @@ double product(std::optional<ArrayRef<int32_t>> sizes) {
   return n;
 }
 
-/// A byte count for the table: -1 when unknown.
+/// A count for the table: -1 when unknown.
 long long tableValue(double bytes) {
   return std::isfinite(bytes) ? (long long)bytes : -1;
 }
@@ -202,7 +289,7 @@ struct MixRecordKernelTrafficPass
       }
       double threads = product(kernel.getKnownBlockSize()) *
                        product(kernel.getKnownGridSize());
-      double read = 0, written = 0;
+      double read = 0, written = 0, flops = 0;
       for (BlockArgument arg : kernel.getArguments()) {
         auto type = dyn_cast<MemRefType>(arg.getType());
         if (!type)
@@ -211,8 +298,13 @@ struct MixRecordKernelTrafficPass
         read += t.read(viewBytes(type));
         written += t.written(viewBytes(type));
       }
+      kernel.walk([&](Operation *op) {
+        if (double n = arithmetic(op))
+          flops += n * timesPerThread(op, kernel, known) * threads;
+      });
       table += (kernel.getName() + " " + llvm::Twine(tableValue(read)) + " " +
-                llvm::Twine(tableValue(written)) + "\n")
+                llvm::Twine(tableValue(written)) + " " +
+                llvm::Twine(tableValue(flops)) + "\n")
                    .str();
     }
     table.push_back('\0');

@@ -44,6 +44,38 @@ gpu::LaunchOp mlir::mix::createFlatLaunch(OpBuilder &b, Location loc,
   return launch;
 }
 
+gpu::LaunchOp mlir::mix::createLaunch(OpBuilder &b, Location loc,
+                                      std::array<int64_t, 3> grid,
+                                      std::array<int64_t, 3> block,
+                                      TypeRange workgroup, TypeRange priv) {
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto launch = gpu::LaunchOp::create(
+      b, loc, c(grid[0]), c(grid[1]), c(grid[2]), c(block[0]), c(block[1]),
+      c(block[2]), /*dynamicSharedMemorySize=*/nullptr,
+      /*asyncTokenType=*/nullptr, /*asyncDependencies=*/ValueRange{}, workgroup,
+      priv);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(&launch.getBody().front());
+  gpu::TerminatorOp::create(b, loc);
+  return launch;
+}
+
+static MemRefType bufferIn(gpu::AddressSpace space, ArrayRef<int64_t> shape,
+                           Type type) {
+  return MemRefType::get(shape, type, MemRefLayoutAttrInterface(),
+                         gpu::AddressSpaceAttr::get(type.getContext(), space));
+}
+
+MemRefType mlir::mix::workgroupBuffer(ArrayRef<int64_t> shape, Type type) {
+  return bufferIn(gpu::AddressSpace::Workgroup, shape, type);
+}
+
+MemRefType mlir::mix::privateBuffer(ArrayRef<int64_t> shape, Type type) {
+  return bufferIn(gpu::AddressSpace::Private, shape, type);
+}
+
 Value mlir::mix::createGuardedFlatLaunch(OpBuilder &b, Location loc,
                                          int64_t count) {
   int64_t threads = std::min(count, kFlatBlockSize);

@@ -160,9 +160,9 @@ int mixrt_nccl_init(const void *id, int ranks, int rank, double timeout);
 int mixrt_nccl_average(void *const *buffers, const uint64_t *floats, int count);
 
 /* The per-call profile (MIXRT_CUDA_PROFILE=1 in the environment): what the
- * device did since the last mixrt_device_profile call. Kernel bytes are the
- * compiler's static estimate (mixrt_kernel_traffic below); product FLOPs
- * are 2 m n k a product; copies are counted by direction. */
+ * device did since the last mixrt_device_profile call. Kernel bytes and
+ * FLOPs are the compiler's static estimate (mixrt_kernel_traffic below);
+ * product FLOPs are 2 m n k a product; copies are counted by direction. */
 typedef struct {
   uint64_t launches;           /* kernel launches */
   uint64_t kernelBytesRead;    /* their estimated reads from device memory */
@@ -174,6 +174,7 @@ typedef struct {
   int matmulBF16;       /* 1: BF16 tensor cores; 0: TF32 */
   uint64_t copies[3];   /* host to device, device to host, on the device */
   uint64_t copyBytes[3];
+  double kernelFlops; /* the kernels' estimated float operations */
 } mixrt_device_profile_t;
 
 /* Copies the counts since the last call into *out and starts new ones;
@@ -183,8 +184,9 @@ typedef struct {
 int mixrt_device_profile(mixrt_device_profile_t *out, const char *title,
                          int print);
 
-/* The compiler's estimate of each kernel's memory traffic, one line a
- * kernel: "NAME READ WRITTEN\n", the bytes of one launch (NUL-terminated).
+/* The compiler's estimate of each kernel's memory traffic and arithmetic,
+ * one line a kernel: "NAME READ WRITTEN FLOPS\n", the bytes and the float
+ * operations of one launch, -1 where not estimated (NUL-terminated).
  * Exported by CUDA packages (mix-record-kernel-traffic). */
 #define MIXRT_KERNEL_TRAFFIC_SYMBOL "mixrt_kernel_traffic"
 

@@ -24,6 +24,9 @@ struct H200 {
   /// Dense tensor-core peaks, FLOP/s (float32 accumulation).
   static constexpr double kTF32Flops = 494e12;
   static constexpr double kBF16Flops = 989e12;
+  /// Float32 on the CUDA cores (the kernels' own arithmetic), FLOP/s:
+  /// 132 SMs x 128 lanes x 2 (a fused multiply-add) x 1.98 GHz.
+  static constexpr double kFP32Flops = 67e12;
   /// What one kernel launch costs when kernels run back to back on one
   /// stream (the host's launch and the device's gap between dependent
   /// kernels): about 3 us without CUDA graphs.
@@ -36,15 +39,20 @@ struct H200 {
 
 /// The estimate's parts, in seconds.
 struct RooflineEstimate {
-  double kernels = 0;  // the kernels' bytes at HBM bandwidth
+  double kernels = 0;    // the kernels' bytes at HBM bandwidth
+  double arithmetic = 0; // the kernels' float operations on the CUDA cores
   double products = 0; // the products at the tensor-core peak or HBM
   double launches = 0; // every launch (kernels, products, memsets)
   double copies = 0;   // host-device copies over PCIe, device copies
-  double total() const { return kernels + products + launches + copies; }
+  double total() const {
+    return kernels + arithmetic + products + launches + copies;
+  }
 };
 
 /// The time an H200 would take for \p p: every kernel and memset moves its
-/// bytes at HBM bandwidth; the products take the longer of their FLOPs at
+/// bytes at HBM bandwidth, and the kernels' float operations run at the
+/// float32 peak of the CUDA cores (added to their bytes' time: an upper
+/// bound for kernels that overlap the two); the products take the longer of their FLOPs at
 /// the tensor-core peak of their precision and their bytes at HBM
 /// bandwidth; every launch costs kLaunchSeconds; copies cross PCIe. The
 /// parts are added: nothing overlaps, as on one stream.

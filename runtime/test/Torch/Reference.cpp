@@ -146,9 +146,12 @@ Tensor attention(const Tensor &a, const Params &p, const std::string &pre,
     v = torch::cat({perRow(p.at(pre + "attn.prefix_v")), v}, 2);
     mask = torch::cat({torch::zeros({s, c.prefix}, torch::kBool), mask}, 1);
   }
-  Tensor att = product(q, k.transpose(-1, -2)) / std::sqrt(double(dh));
+  auto attnProduct = [&](const Tensor &x, const Tensor &y) {
+    return c.fusedAttention ? torch::matmul(x, y) : product(x, y);
+  };
+  Tensor att = attnProduct(q, k.transpose(-1, -2)) / std::sqrt(double(dh));
   att = att.masked_fill(mask, -INFINITY).softmax(-1);
-  Tensor o = product(att, v).transpose(1, 2).reshape({rows, s, c.d});
+  Tensor o = attnProduct(att, v).transpose(1, 2).reshape({rows, s, c.d});
   return linear(o, p, pre + "attn.c_proj");
 }
 

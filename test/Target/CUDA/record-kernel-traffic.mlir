@@ -1,13 +1,14 @@
 // RUN: mix-opt %s --mix-record-kernel-traffic | FileCheck %s
 
 // mix-record-kernel-traffic: each kernel's bytes a launch, read and
-// written, for the profile. Per memref argument, the smaller of the
-// distinct bytes of the views accessed and the bytes of the accesses
-// (element bytes x loop trips x the launch's threads). The expected
-// values are worked out by hand below each kernel.
+// written, and its float operations, for the profile. Per memref argument,
+// the smaller of the distinct bytes of the views accessed and the bytes of
+// the accesses (element bytes x loop trips x the launch's threads); the
+// operations are counted as the accesses are. The expected values are
+// worked out by hand below each kernel.
 
 // CHECK: llvm.mlir.global external constant @mixrt_kernel_traffic
-// CHECK-SAME: "scale 512 512\0Agather 1040 256\0Areduce 320 64\0Aunknown_trips 4160 64\0Aopaque 1024 1024\0Awrites_only 0 256\0A\00"
+// CHECK-SAME: "scale 512 512 0\0Agather 1040 256 0\0Areduce 320 64 64\0Aunknown_trips 4160 64 -1\0Aopaque 1024 1024 0\0Awrites_only 0 256 0\0Acausal 0 0 30720\0A\00"
 
 module attributes {gpu.container_module} {
   func.func @host(%x: memref<128xf32>, %y: memref<128xf32>,
@@ -30,6 +31,7 @@ module attributes {gpu.container_module} {
     gpu.launch_func @mix_kernels::@unknown_trips blocks in (%c1, %c1, %c1) threads in (%c16, %c1, %c1) args(%m : memref<16x64xf32>, %sums : memref<16xf32>, %n : index)
     gpu.launch_func @mix_kernels::@opaque blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<128xf32>, %y : memref<128xf32>)
     gpu.launch_func @mix_kernels::@writes_only blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%rows : memref<4x16xf32>)
+    gpu.launch_func @mix_kernels::@causal blocks in (%c2, %c1, %c1) threads in (%c64, %c1, %c1)
     return
   }
   gpu.module @mix_kernels {
@@ -108,6 +110,29 @@ module attributes {gpu.container_module} {
       %col = arith.remui %t, %c16 : index
       %zero = arith.constant 0.0 : f32
       memref.store %zero, %rows[%r, %col] : memref<4x16xf32>
+      gpu.return
+    }
+    // A loop whose bound varies over the blocks, as a causal walk's: up to
+    // min(64 (b + 1), 96), 64 trips in block 0 and 96 in block 1. Its bounds'
+    // midpoints (b in [0, 1], so the bound in [64, 96]) give the average,
+    // 80 trips, each an exp (one operation) and a fused multiply-add (two):
+    // 3 x 80 x 128 threads = 30720. The reduce kernel above: an add a trip,
+    // 4 x 16 = 64; unknown_trips' trips are not known: -1.
+    gpu.func @causal() kernel attributes {known_block_size = array<i32: 64, 1, 1>, known_grid_size = array<i32: 2, 1, 1>} {
+      %b = gpu.block_id x
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c64 = arith.constant 64 : index
+      %c96 = arith.constant 96 : index
+      %first = arith.muli %b, %c64 : index
+      %end = arith.addi %first, %c64 : index
+      %ub = arith.minui %end, %c96 : index
+      %one = arith.constant 1.0 : f32
+      %r = scf.for %j = %c0 to %ub step %c1 iter_args(%acc = %one) -> (f32) {
+        %e = math.exp %acc : f32
+        %f = math.fma %e, %e, %acc : f32
+        scf.yield %f : f32
+      }
       gpu.return
     }
   }

@@ -18,6 +18,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
+#include <array>
 #include <string>
 
 namespace mlir {
@@ -99,6 +100,19 @@ LogicalResult mergeGPUModules(ModuleOp module);
 /// point, its body holding only the terminator.
 gpu::LaunchOp createFlatLaunch(OpBuilder &b, Location loc, int64_t blocks,
                                int64_t threads);
+
+/// Creates a gpu.launch of \p grid blocks of \p block threads (x, y, z)
+/// with the workgroup (shared) buffers \p workgroup and the per-thread
+/// buffers \p priv, its body holding only the terminator.
+gpu::LaunchOp createLaunch(OpBuilder &b, Location loc,
+                           std::array<int64_t, 3> grid,
+                           std::array<int64_t, 3> block,
+                           TypeRange workgroup, TypeRange priv = {});
+
+/// The type of a launch's workgroup (shared memory) buffer.
+MemRefType workgroupBuffer(ArrayRef<int64_t> shape, Type type);
+/// The type of a launch's per-thread (private) buffer.
+MemRefType privateBuffer(ArrayRef<int64_t> shape, Type type);
 
 /// Threads a block of a flat launch.
 constexpr int64_t kFlatBlockSize = 256;

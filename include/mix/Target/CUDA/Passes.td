@@ -195,15 +195,17 @@ def MixKernelMemRefOffsetsPass
 
 def MixRecordKernelTrafficPass
     : Pass<"mix-record-kernel-traffic", "::mlir::ModuleOp"> {
-  let summary = "Record each kernel's estimated memory traffic in the package";
+  let summary = "Record each kernel's estimated memory traffic and "
+                "arithmetic in the package";
   let description = [{
     For the profile of a CUDA package (`MIXRT_CUDA_PROFILE=1`): estimates,
     for every kernel of `gpu.module @mix_kernels`, the bytes one launch
-    reads from and writes to device memory, and records them in the host
-    module as the NUL-terminated string `@mixrt_kernel_traffic`, one line
-    `NAME READ WRITTEN` a kernel (PackageABI.h), which the support code
-    reads. For each memref argument, the bytes of its loads (and, apart,
-    of its stores) are the smaller of
+    reads from and writes to device memory and the floating-point
+    operations it performs, and records them in the host module as the
+    NUL-terminated string `@mixrt_kernel_traffic`, one line
+    `NAME READ WRITTEN FLOPS` a kernel (PackageABI.h), which the support
+    code reads. For each memref argument, the bytes of its loads (and,
+    apart, of its stores) are the smaller of
       * the distinct bytes of the views it is accessed through (the
         product of the view's static sizes; compulsory traffic, as if
         every re-read hit the cache), and
@@ -213,10 +215,83 @@ def MixRecordKernelTrafficPass
         `known_grid_size`), so a gather of a few rows of a table counts
         those rows, not the table.
     An argument used by anything else (a call, an atomic) counts as read
-    and written in full. Runs after `mix-kernel-memref-offsets`, on the
-    kernels the device (or the emulator) runs.
+    and written in full. The operations are the float adds, subtracts,
+    multiplies, divides, minima, maxima and math functions (one an
+    element, a fused multiply-add two) times the same trip counts and
+    threads. A loop whose bounds vary over the threads (a strided loop
+    from the thread id, the flash attention's causal walk up to its
+    block's last row) counts the trips between its bounds' midpoints,
+    bounded through thread and block ids, sums, products, quotients and
+    minima: the average thread's. Runs after `mix-kernel-memref-offsets`,
+    on the kernels the device (or the emulator) runs.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def MixFlashAttentionKernelsPass
+    : Pass<"mix-flash-attention-kernels", "::mlir::func::FuncOp"> {
+  let summary = "Attention as flash kernels: no score matrix in memory";
+  let description = [{
+    Lowers `mix.flash_attention_buffers` and
+    `mix.flash_attention_grad_buffers` to launches whose blocks hold one
+    tile of keys (or queries) in workgroup memory at a time, so that memory
+    grows linearly in the sequence length (FlashAttention's online
+    softmax; Dao et al., 2022):
+      * forward: a block of 64 threads for 64 queries of one (batch row,
+        head), a thread a query holding q (scaled by 1/sqrt(dh)), its
+        output accumulator, running maximum and sum in registers; the
+        block walks tiles of keys and values (64 keys for dh <= 64, fewer
+        for wider heads, 32 KiB of workgroup memory), the stream's prefix
+        keys first (no mask) and then the real keys up to the block's last
+        query (the causal mask within a tile); each tile rescales the
+        accumulator once. It writes the output and each query's
+        log-sum-exp;
+      * backward, queries: the same blocks recompute each score and its
+        probability from the log-sum-exp, with `D = dout . out`, and
+        accumulate `dQ = sum_j P (dout . v_j - D) k_j / sqrt(dh)`;
+      * backward, keys: a block of 64 threads for 64 keys, a thread a key
+        holding k, v and their gradients; the block walks tiles of the
+        queries that see its keys and accumulates `dV = sum_i P dout_i`
+        and `dK = sum_i P (dout_i . v - D_i) q_i / sqrt(dh)`;
+      * backward, prefixes (ParaScale): the keys' kernel for each stream's
+        prefix keys, over every query of the stream's batch rows.
+    Nothing is accumulated atomically: every gradient element is written
+    by the one thread that sums it, so results are deterministic.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def MixCrossEntropyKernelsPass
+    : Pass<"mix-cross-entropy-kernels", "::mlir::func::FuncOp"> {
+  let summary = "The cross-entropy in one pass over the logits each way";
+  let description = [{
+    Lowers `mix.fused_cross_entropy_buffers` and
+    `mix.fused_cross_entropy_grad_buffers` to kernels that never write the
+    probabilities out:
+      * forward: a block of 256 threads a row of the logits; each thread
+        folds its strided share of the row (adjacent threads on adjacent
+        elements) into an online (max, sum of exponentials) pair, the warps
+        combine the pairs by `gpu.shuffle xor` and the block through
+        workgroup memory after a `gpu.barrier`; thread 0 writes the row's
+        log-sum-exp and its loss `lse - logits[target]` (into a temporary
+        `gpu.alloc`). A second launch, one block, sums the losses in a
+        fixed order into the mean: deterministic, no atomics;
+      * backward: a block a row, each thread writing its share of
+        `scale * dresult / rows * (exp(logit - lse) - (v == target))`
+        (without `dresult`, the constant adjoint folded into `scale`: 1).
+    So a training step reads the logits twice and writes their gradient
+    once, instead of the decomposed form's separate max, exponential, sum,
+    gather and softmax-gradient passes.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 def MixBlockReductionsPass

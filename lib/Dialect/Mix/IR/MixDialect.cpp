@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mix/Dialect/Mix/IR/MixDialect.h"
+#include "mix/Dialect/Mix/IR/MixFusedOps.h"
 #include "mix/Dialect/Mix/IR/MixOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -19,6 +20,10 @@ void MixDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "mix/Dialect/Mix/IR/MixOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "mix/Dialect/Mix/IR/MixFusedOps.cpp.inc"
       >();
 }
 

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mix/Dialect/Mix/IR/MixOps.h"
+#include "mix/Dialect/Mix/IR/MixFusedOps.h"
 
 #include "VerifyUtils.h"
 
@@ -144,31 +145,18 @@ LogicalResult LayerNormOp::verify() {
 }
 
 LogicalResult AttentionOp::verify() {
-  ArrayRef<int64_t> qkv = shapeOf(getQkv());
-  if (qkv.size() != 3)
-    return emitOpError() << "qkv must have shape (B,S,3d), got "
-                         << shapeStr(qkv);
-  if (qkv[2] % 3 != 0)
-    return emitOpError() << "qkv feature size " << qkv[2]
-                         << " is not a multiple of 3 (q, k and v)";
-  int64_t d = qkv[2] / 3, heads = getHeads();
   if (!getPrefixK() != !getPrefixV())
     return emitOpError("prefix_k and prefix_v must be given together");
-  if (d % heads != 0)
-    return emitOpError() << "model width " << d << " is not divisible by "
-                         << heads << " heads";
-  if (getPrefixK()) {
-    ArrayRef<int64_t> pk = shapeOf(getPrefixK());
-    if (pk.size() != 4 || pk[1] != heads || pk[3] != d / heads)
-      return emitOpError() << "prefix_k must have shape (P," << heads << ",T_p,"
-                           << d / heads << "), got " << shapeStr(pk);
-    if (failed(expectShape(*this, "prefix_v", getPrefixV(), pk)))
-      return failure();
-    if (qkv[0] % pk[0] != 0)
-      return emitOpError() << "batch " << qkv[0] << " is not a multiple of the "
-                           << pk[0] << " prefix streams";
-  }
-  return expectShape(*this, "result", getResult(), {qkv[0], qkv[1], d});
+  std::optional<ArrayRef<int64_t>> prefixK;
+  if (getPrefixK())
+    prefixK = shapeOf(getPrefixK());
+  FailureOr<AttentionShape> s =
+      getAttentionShape(*this, shapeOf(getQkv()), prefixK, getHeads());
+  if (failed(s) ||
+      (getPrefixV() &&
+       failed(expectShape(*this, "prefix_v", getPrefixV(), s->prefixShape()))))
+    return failure();
+  return expectShape(*this, "result", getResult(), s->resultShape());
 }
 
 LogicalResult PrefixMeanOp::verify() {

@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 from mixrt_profile import ESTIMATE, HEADING, KERNEL, SITE  # noqa: E402,F401
 
 
-HBM, TF32, BF16 = 4.8e12, 494e12, 989e12
+HBM, TF32, BF16, FP32 = 4.8e12, 494e12, 989e12, 67e12
 LAUNCH, PCIE, COPY = 3e-6, 50e9, 10e-6
 
 
@@ -35,7 +35,7 @@ def main():
             continue
         g = {k: (v if k in ("title", "precision") else float(v))
              for k, v in h.groupdict().items()}
-        launches = read = written = flops = 0.0
+        launches = read = written = flops = kernel_flops = 0.0
         kernels = 0
         while i < len(lines) and lines[i].startswith("  "):
             k, s = KERNEL.match(lines[i]), SITE.match(lines[i])
@@ -45,6 +45,8 @@ def main():
                 kernels += 1
                 read += n * int(k.group(3))
                 written += n * int(k.group(4))
+                if k.group(5) != "?":
+                    kernel_flops += n * int(k.group(5))
             elif s:
                 calls, b, m, nn, kk = (int(s.group(j)) for j in range(2, 7))
                 flops += 2.0 * calls * b * m * nn * kk
@@ -54,12 +56,15 @@ def main():
         close(read, g["read"], g["title"] + ": bytes read")
         close(written, g["written"], g["title"] + ": bytes written")
         close(flops * 1e-9, g["gflop"], g["title"] + ": GFLOP")
+        close(kernel_flops * 1e-9, g["kernel_gflop"],
+              g["title"] + ": kernels' GFLOP")
         e = ESTIMATE.match(lines[i]) if i < len(lines) else None
         if not e or e.group("title") != g["title"]:
             sys.exit(f"check_profile: {g['title']}: no estimate after it")
         peak = BF16 if g["precision"] == "BF16" else TF32
         want = {
             "kernels": (g["read"] + g["written"] + g["memset_bytes"]) / HBM,
+            "arithmetic": g["kernel_gflop"] * 1e9 / FP32,
             "products": max(g["gflop"] * 1e9 / peak, 0.0),
             "launches": (g["launches"] + g["products"] + g["memsets"] +
                          g["d2d"]) * LAUNCH,
@@ -69,14 +74,15 @@ def main():
         }
         # The products' time is the longer of FLOPs and bytes; their bytes
         # are not printed, so only the lower bound is checked.
-        for part in ("kernels", "launches", "copies"):
+        for part in ("kernels", "arithmetic", "launches", "copies"):
             close(float(e.group(part)) * 1e-3, want[part],
                   g["title"] + ": estimate of " + part)
         if float(e.group("products")) * 1e-3 < want["products"] * (1 - 1e-3):
             sys.exit(f"check_profile: {g['title']}: products faster than "
                      "the tensor-core peak")
         total = sum(float(e.group(p)) for p in
-                    ("kernels", "products", "launches", "copies"))
+                    ("kernels", "arithmetic", "products", "launches",
+                     "copies"))
         close(float(e.group("total")), total, g["title"] + ": total")
         print(f"{g['title']}: consistent")
         reports += 1

@@ -42,4 +42,16 @@ def Mix_Dialect : Dialect {
 class Mix_Op<string mnemonic, list<Trait> traits = []>
     : Op<Mix_Dialect, mnemonic, traits>;
 
+// Models are compiled for fixed shapes: every tensor is static and
+// non-empty, so verifiers can check (and divide by) every dimension.
+class Mix_StaticTensorOf<list<Type> types>
+    : Type<And<[RankedTensorOf<types>.predicate,
+                CPred<"::mlir::mix::isStaticNonEmpty($_self)">]>,
+           "statically shaped, non-empty " # RankedTensorOf<types>.summary,
+           "::mlir::RankedTensorType">;
+
+def Mix_FloatTensor : Mix_StaticTensorOf<[F32]>;
+def Mix_IndexTensor : Mix_StaticTensorOf<[I32, I64]>;
+def Mix_Scalar : 0DTensorOf<[F32]>;
+
 #endif // MIX_DIALECT_MIX_IR_MIXBASE_TD

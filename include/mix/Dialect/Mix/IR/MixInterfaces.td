@@ -14,7 +14,7 @@ include "mlir/IR/OpBase.td"
 def Mix_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
   let description = [{
     A primitive op whose vector-Jacobian product mix-autodiff can build:
-    given the adjoint `dy` of the op's (single) result, `buildVJP` emits,
+    given the adjoint `dy` of the op's first result, `buildVJP` emits,
     with the primitive builder at the insertion point of the backward pass,
     each operand's adjoint and hands it to `accumulate(operand, adjoint)`,
     which adds it to what the operand's other uses contributed. An adjoint

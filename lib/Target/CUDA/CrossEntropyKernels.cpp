@@ -1,0 +1,193 @@
+//===- CrossEntropyKernels.cpp - The cross-entropy in one pass a way ------===//
+//
+// The fused cross-entropy ops on buffers become kernels that read each row
+// of the logits once forward and once backward, never writing the
+// probabilities out:
+//   forward:  a block of 256 threads a row; each thread folds its strided
+//             share of the row into an online (max, sum of exponentials)
+//             pair, the warps combine pairs by shuffles and the block
+//             through workgroup memory; thread 0 writes the row's
+//             log-sum-exp and its loss, lse - logits[target]. A second
+//             launch, one block, sums the rows' losses in a fixed order
+//             into the mean (no atomics: the result is deterministic);
+//   backward: a block a row; each thread writes its share of
+//             scale * dresult / rows * (exp(logit - lse) - onehot(target)).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelEmitter.h"
+
+#include "mix/Dialect/Mix/IR/MixFusedOps.h"
+#include "mix/Target/CUDA/CUDACodegen.h"
+#include "mix/Target/CUDA/Passes.h"
+
+using namespace mlir;
+using namespace mlir::mix;
+
+namespace mlir::mix {
+#define GEN_PASS_DEF_MIXCROSSENTROPYKERNELSPASS
+#include "mix/Target/CUDA/Passes.h.inc"
+} // namespace mlir::mix
+
+namespace {
+/// Threads a block, and its warps.
+constexpr int64_t kBlock = 256;
+constexpr int64_t kWarp = 32;
+constexpr int64_t kWarps = kBlock / kWarp;
+
+/// An online softmax's state: the largest value seen and the sum of the
+/// exponentials of the values seen, relative to it.
+struct MaxSum {
+  Value max, sum;
+};
+
+/// The state of the values of \p a and \p c together.
+MaxSum combine(Emitter &e, MaxSum a, MaxSum c) {
+  Value m = e.maxf(a.max, c.max);
+  // Nothing seen on either side: keep the exponents finite.
+  Value base = e.select(e.isNegInf(m), e.f32(0.0), m);
+  Value s = e.addf(e.mulf(a.sum, e.exp(e.subf(a.max, base))),
+                   e.mulf(c.sum, e.exp(e.subf(c.max, base))));
+  return {m, s};
+}
+
+/// The sum of \p v over the lanes of each warp, in every lane.
+Value warpSum(Emitter &e, Value v) {
+  for (int64_t offset = kWarp / 2; offset >= 1; offset /= 2)
+    v = e.addf(v, e.shuffleXor(v, offset));
+  return v;
+}
+
+/// The batch row and the position of row \p row of the flattened (B S)
+/// rows.
+Value batchOf(Emitter &e, Value row, int64_t seq) {
+  return e.divi(row, e.idx(seq));
+}
+Value positionOf(Emitter &e, Value row, int64_t seq) {
+  return e.remi(row, e.idx(seq));
+}
+
+void lowerForward(FusedCrossEntropyBuffersOp op) {
+  OpBuilder builder(op);
+  Emitter e{builder, op.getLoc()};
+  ArrayRef<int64_t> shape = op.getLogits().getType().getShape();
+  int64_t seq = shape[1], vocab = shape[2], rows = shape[0] * shape[1];
+  Type f32 = builder.getF32Type();
+  Value losses = allocOnDevice(builder, e.loc, MemRefType::get({rows}, f32));
+
+  // Each row's log-sum-exp and loss.
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    gpu::LaunchOp launch = createLaunch(
+        builder, e.loc, {rows, 1, 1}, {kBlock, 1, 1},
+        {workgroupBuffer({kWarps}, f32), workgroupBuffer({kWarps}, f32)});
+    builder.setInsertionPoint(&launch.getBody().front().back());
+    Value maxes = launch.getWorkgroupAttributions()[0];
+    Value sums = launch.getWorkgroupAttributions()[1];
+    Value row = launch.getBlockIds().x, tid = launch.getThreadIds().x;
+    Value batch = batchOf(e, row, seq), pos = positionOf(e, row, seq);
+    SmallVector<Value> folded = e.loop(
+        tid, e.idx(vocab), e.idx(kBlock), {e.negInf(), e.f32(0.0)},
+        [&](Value v, ValueRange state) {
+          Value x = e.load(op.getLogits(), {batch, pos, v});
+          MaxSum next = combine(e, {state[0], state[1]}, {x, e.f32(1.0)});
+          return SmallVector<Value>{next.max, next.sum};
+        });
+    MaxSum mine{folded[0], folded[1]};
+    for (int64_t offset = kWarp / 2; offset >= 1; offset /= 2)
+      mine = combine(
+          e, mine,
+          {e.shuffleXor(mine.max, offset), e.shuffleXor(mine.sum, offset)});
+    Value warp = e.divi(tid, e.idx(kWarp));
+    e.when(e.eq(e.remi(tid, e.idx(kWarp)), e.idx(0)), [&] {
+      e.store(mine.max, maxes, {warp});
+      e.store(mine.sum, sums, {warp});
+    });
+    e.barrier();
+    e.when(e.eq(tid, e.idx(0)), [&] {
+      SmallVector<Value> all =
+          e.loop(e.idx(0), e.idx(kWarps), e.idx(1), {e.negInf(), e.f32(0.0)},
+                 [&](Value w, ValueRange state) {
+                   MaxSum next =
+                       combine(e, {state[0], state[1]},
+                               {e.load(maxes, {w}), e.load(sums, {w})});
+                   return SmallVector<Value>{next.max, next.sum};
+                 });
+      Value lse = e.addf(all[0], e.log(all[1]));
+      e.store(lse, op.getLse(), {batch, pos});
+      Value target = e.index(e.load(op.getTargets(), {batch, pos}));
+      Value picked = e.load(op.getLogits(), {batch, pos, target});
+      e.store(e.subf(lse, picked), losses, {row});
+    });
+  }
+
+  // Their mean, in one block.
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    gpu::LaunchOp launch =
+        createLaunch(builder, e.loc, {1, 1, 1}, {kBlock, 1, 1},
+                     {workgroupBuffer({kWarps}, f32)});
+    builder.setInsertionPoint(&launch.getBody().front().back());
+    Value partial = launch.getWorkgroupAttributions()[0];
+    Value tid = launch.getThreadIds().x;
+    Value mine =
+        e.loop(tid, e.idx(rows), e.idx(kBlock), e.f32(0.0),
+               [&](Value r, ValueRange acc) {
+                 return SmallVector<Value>{e.addf(acc[0], e.load(losses, {r}))};
+               })[0];
+    mine = warpSum(e, mine);
+    e.when(e.eq(e.remi(tid, e.idx(kWarp)), e.idx(0)),
+           [&] { e.store(mine, partial, {e.divi(tid, e.idx(kWarp))}); });
+    e.barrier();
+    e.when(e.eq(tid, e.idx(0)), [&] {
+      Value total = e.sum(kWarps, e.f32(0.0),
+                          [&](Value w) { return e.load(partial, {w}); });
+      e.store(e.mulf(total, e.f32(1.0 / double(rows))), op.getResult(),
+              ValueRange());
+    });
+  }
+  deallocOnDevice(builder, e.loc, losses);
+}
+
+void lowerBackward(FusedCrossEntropyGradBuffersOp op) {
+  OpBuilder builder(op);
+  Emitter e{builder, op.getLoc()};
+  ArrayRef<int64_t> shape = op.getLogits().getType().getShape();
+  int64_t seq = shape[1], vocab = shape[2], rows = shape[0] * shape[1];
+  gpu::LaunchOp launch =
+      createLaunch(builder, e.loc, {rows, 1, 1}, {kBlock, 1, 1}, {});
+  builder.setInsertionPoint(&launch.getBody().front().back());
+  Value row = launch.getBlockIds().x, tid = launch.getThreadIds().x;
+  Value batch = batchOf(e, row, seq), pos = positionOf(e, row, seq);
+  Value scale = e.f32(op.getScale().convertToDouble() / double(rows));
+  if (op.getDresult())
+    scale = e.mulf(e.load(op.getDresult(), ValueRange()), scale);
+  Value lse = e.load(op.getLse(), {batch, pos});
+  Value target = e.index(e.load(op.getTargets(), {batch, pos}));
+  e.loop(tid, e.idx(vocab), e.idx(kBlock), {}, [&](Value v, ValueRange) {
+    Value x = e.load(op.getLogits(), {batch, pos, v});
+    Value g = e.mulf(e.exp(e.subf(x, lse)), scale);
+    g = e.select(e.eq(v, target), e.subf(g, scale), g);
+    e.store(g, op.getDlogits(), {batch, pos, v});
+    return SmallVector<Value>();
+  });
+}
+
+struct CrossEntropyKernelsPass
+    : mix::impl::MixCrossEntropyKernelsPassBase<CrossEntropyKernelsPass> {
+  void runOnOperation() override {
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<FusedCrossEntropyBuffersOp, FusedCrossEntropyGradBuffersOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      if (auto fwd = dyn_cast<FusedCrossEntropyBuffersOp>(op))
+        lowerForward(fwd);
+      else
+        lowerBackward(cast<FusedCrossEntropyGradBuffersOp>(op));
+      op->erase();
+    }
+  }
+};
+} // namespace
