@@ -249,6 +249,10 @@ struct MixEmulateKernelsPass
         func::FuncOp::create(b, loc, (kEmulatedKernelPrefix + name).str(),
                              FunctionType::get(ctx, inputs, {}));
     host->setAttr(kEmulatedKernelAttr, b.getStringAttr(name));
+    // Optimised for size: LLVM's full unrolling of the hand-scheduled
+    // kernels' constant-trip loops (a tile's rows, a head's elements)
+    // would multiply the package's compile time for little speed.
+    host->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("optsize")}));
     if (auto known = kernel.getKnownBlockSizeAttr())
       host->setAttr("mix.known_block_size", known);
     if (auto known = kernel.getKnownGridSizeAttr())
