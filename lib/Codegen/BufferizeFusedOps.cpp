@@ -1,11 +1,16 @@
 //===- BufferizeFusedOps.cpp - The fused ops in one-shot bufferization ----===//
 //
-// The fused ops (`mix.flash_attention`, `mix.fused_cross_entropy` and
-// their gradients) survive the lowering to linalg for a target that
-// computes them as kernels. Each bufferizes to
-// a fresh buffer for every result and the op's form on buffers, which
+// The fused ops (`mix.flash_attention`, `mix.fused_cross_entropy`,
+// `mix.fused_layer_norm` and their gradients,
+// `mix.multi_tensor_sum_squares`) survive the lowering
+// to linalg for a target that computes them as kernels. Each bufferizes
+// to a fresh buffer for every result and the op's form on buffers, which
 // reads the operands' buffers and writes every element of the results':
 // nothing aliases, so bufferization needs no analysis of the kernels.
+// `mix.multi_tensor_adamw` is the exception: it updates the parameters
+// and moments in place, each result equivalent to its operand, and
+// one-shot analysis copies an operand first where its old value is still
+// needed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -131,10 +136,126 @@ struct FusedCrossEntropyGradBufferization
     if (failed(in))
       return failure();
     SmallVector<Value> out = allocResults(rewriter, op);
-    FusedCrossEntropyGradBuffersOp::create(
-        rewriter, op->getLoc(), (*in)[0], (*in)[1], (*in)[2], (*in)[3], out[0],
-        grad.getScaleAttr());
+    FusedCrossEntropyGradBuffersOp::create(rewriter, op->getLoc(), (*in)[0],
+                                           (*in)[1], (*in)[2], (*in)[3], out[0],
+                                           grad.getScaleAttr());
     replaceOpWithBufferizedValues(rewriter, op, out);
+    return success();
+  }
+};
+
+struct FusedLayerNormBufferization
+    : AllocatingBufferization<FusedLayerNormBufferization, FusedLayerNormOp> {
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto ln = cast<FusedLayerNormOp>(op);
+    FailureOr<SmallVector<Value>> in =
+        getBuffers(rewriter, {ln.getInput(), ln.getWeight(), ln.getBias()},
+                   options, state);
+    if (failed(in))
+      return failure();
+    SmallVector<Value> out = allocResults(rewriter, op);
+    FusedLayerNormBuffersOp::create(rewriter, op->getLoc(), (*in)[0], (*in)[1],
+                                    (*in)[2], out[0], out[1], out[2],
+                                    ln.getEpsAttr());
+    replaceOpWithBufferizedValues(rewriter, op, out);
+    return success();
+  }
+};
+
+struct FusedLayerNormGradBufferization
+    : AllocatingBufferization<FusedLayerNormGradBufferization,
+                              FusedLayerNormGradOp> {
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    FailureOr<SmallVector<Value>> in =
+        getBuffers(rewriter, op->getOperands(), options, state);
+    if (failed(in))
+      return failure();
+    SmallVector<Value> out = allocResults(rewriter, op);
+    FusedLayerNormGradBuffersOp::create(rewriter, op->getLoc(), (*in)[0],
+                                        (*in)[1], (*in)[2], (*in)[3], (*in)[4],
+                                        out[0], out[1], out[2]);
+    replaceOpWithBufferizedValues(rewriter, op, out);
+    return success();
+  }
+};
+
+struct MultiTensorSumSquaresBufferization
+    : AllocatingBufferization<MultiTensorSumSquaresBufferization,
+                              MultiTensorSumSquaresOp> {
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto sum = cast<MultiTensorSumSquaresOp>(op);
+    FailureOr<SmallVector<Value>> in =
+        getBuffers(rewriter, sum.getTensors(), options, state);
+    if (failed(in))
+      return failure();
+    SmallVector<Value> out = allocResults(rewriter, op);
+    MultiTensorSumSquaresBuffersOp::create(rewriter, op->getLoc(), *in, out[0]);
+    replaceOpWithBufferizedValues(rewriter, op, out);
+    return success();
+  }
+};
+
+/// The result that \p operand of a mix.multi_tensor_adamw is updated
+/// into: parameter i into result i, its moments into results n + i and
+/// 2n + i; none for the gradients and hyperparameters.
+std::optional<unsigned> updatedInto(MultiTensorAdamWOp op, OpOperand &operand) {
+  unsigned n = op.getParams().size(), i = operand.getOperandNumber();
+  if (i < n)
+    return i;
+  if (i >= 2 * n && i < 4 * n)
+    return i - n;
+  return std::nullopt;
+}
+
+struct MultiTensorAdamWBufferization
+    : BufferizableOpInterface::ExternalModel<MultiTensorAdamWBufferization,
+                                             MultiTensorAdamWOp> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const AnalysisState &) const {
+    return true;
+  }
+
+  bool bufferizesToMemoryWrite(Operation *op, OpOperand &operand,
+                               const AnalysisState &) const {
+    return updatedInto(cast<MultiTensorAdamWOp>(op), operand).has_value();
+  }
+
+  AliasingValueList getAliasingValues(Operation *op, OpOperand &operand,
+                                      const AnalysisState &) const {
+    std::optional<unsigned> r =
+        updatedInto(cast<MultiTensorAdamWOp>(op), operand);
+    if (!r)
+      return {};
+    return {{op->getResult(*r), BufferRelation::Equivalent}};
+  }
+
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto adamw = cast<MultiTensorAdamWOp>(op);
+    FailureOr<SmallVector<Value>> in =
+        getBuffers(rewriter, op->getOperands(), options, state);
+    if (failed(in))
+      return failure();
+    ArrayRef<Value> buffers = *in;
+    size_t n = adamw.getParams().size();
+    ArrayRef<Value> params = buffers.take_front(n), grads = buffers.slice(n, n),
+                    m = buffers.slice(2 * n, n), v = buffers.slice(3 * n, n);
+    MultiTensorAdamWBuffersOp::create(
+        rewriter, op->getLoc(), params, grads, m, v, buffers[4 * n],
+        buffers[4 * n + 1], adamw.getBeta1Attr(), adamw.getBeta2Attr(),
+        adamw.getEpsilonAttr(), adamw.getWeightDecayAttr(),
+        adamw.getDecayAttr());
+    SmallVector<Value> results(params);
+    results.append(m.begin(), m.end());
+    results.append(v.begin(), v.end());
+    replaceOpWithBufferizedValues(rewriter, op, results);
     return success();
   }
 };
@@ -148,5 +269,11 @@ void mlir::mix::registerFusedOpBufferization(DialectRegistry &registry) {
     FusedCrossEntropyOp::attachInterface<FusedCrossEntropyBufferization>(*ctx);
     FusedCrossEntropyGradOp::attachInterface<
         FusedCrossEntropyGradBufferization>(*ctx);
+    FusedLayerNormOp::attachInterface<FusedLayerNormBufferization>(*ctx);
+    FusedLayerNormGradOp::attachInterface<FusedLayerNormGradBufferization>(
+        *ctx);
+    MultiTensorSumSquaresOp::attachInterface<
+        MultiTensorSumSquaresBufferization>(*ctx);
+    MultiTensorAdamWOp::attachInterface<MultiTensorAdamWBufferization>(*ctx);
   });
 }

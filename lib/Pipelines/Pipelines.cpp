@@ -82,14 +82,18 @@ void mlir::mix::buildMixDecomposePipeline(
   if (options.fuseOps) {
     func.addPass(createMixFuseAttentionPass());
     func.addPass(createMixFuseCrossEntropyPass());
+    func.addPass(createMixFuseLayerNormPass());
   }
   func.addPass(createMixDecomposePass());
   func.addPass(createCanonicalizerPass());
 }
 
-void mlir::mix::buildMixDifferentiatePipeline(OpPassManager &pm) {
+void mlir::mix::buildMixDifferentiatePipeline(
+    OpPassManager &pm, const TrainingPipelineOptions &options) {
   pm.addPass(createMixAutodiffPass());
-  pm.addPass(createMixAppendAdamWPass());
+  MixAppendAdamWPassOptions adamw;
+  adamw.fused = options.fuseOps;
+  pm.addPass(createMixAppendAdamWPass(adamw));
   OpPassManager &func = pm.nest<func::FuncOp>();
   func.addPass(createCanonicalizerPass());
   func.addPass(createCSEPass());
@@ -114,7 +118,7 @@ void mlir::mix::buildMixTrainingPipeline(
     OpPassManager &pm, const TrainingPipelineOptions &options) {
   buildMixProvePipeline(pm);
   buildMixDecomposePipeline(pm, options);
-  buildMixDifferentiatePipeline(pm);
+  buildMixDifferentiatePipeline(pm, options);
   buildMixLowerToLinalgPipeline(pm, options);
 }
 
@@ -214,6 +218,8 @@ void mlir::mix::buildCUDAKernelsPipeline(
   pm.addPass(createMixMemoryToDevicePass());
   pm.addNestedPass<func::FuncOp>(createMixFlashAttentionKernelsPass());
   pm.addNestedPass<func::FuncOp>(createMixCrossEntropyKernelsPass());
+  pm.addNestedPass<func::FuncOp>(createMixLayerNormKernelsPass());
+  pm.addNestedPass<func::FuncOp>(createMixMultiTensorKernelsPass());
   pm.addNestedPass<func::FuncOp>(createMixInlineScalarProducersPass());
   pm.addNestedPass<func::FuncOp>(createMixFuseElementwiseKernelsPass());
   pm.addNestedPass<func::FuncOp>(createMixBlockReductionsPass());
@@ -309,7 +315,8 @@ struct TrainingCLOptions : PassPipelineOptions<TrainingCLOptions> {
       llvm::cl::init(false)};
   Option<bool> fuseOps{
       *this, "fuse-ops",
-      llvm::cl::desc("Keep attention and the cross-entropy whole as fused "
+      llvm::cl::desc("Keep attention, the cross-entropy and the LayerNorm "
+                     "whole as fused ops and build AdamW from multi-tensor "
                      "ops (mixc --target cuda)"),
       llvm::cl::init(false)};
 };

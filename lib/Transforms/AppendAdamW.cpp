@@ -2,12 +2,15 @@
 //
 // Appends @adamw: global gradient-norm clipping and PyTorch's AdamW
 // (decoupled weight decay on tensors of rank >= 2), docs/models.md §7, over the
-// parameters of @forward, in primitive mix ops.
+// parameters of @forward, in primitive mix ops, or, for a target with
+// multi-tensor kernels, in mix.multi_tensor_sum_squares and
+// mix.multi_tensor_adamw.
 //
 //===----------------------------------------------------------------------===//
 
-#include "mix/Transforms/Passes.h"
+#include "mix/Dialect/Mix/IR/MixFusedOps.h"
 #include "mix/Dialect/Mix/IR/PrimitiveBuilder.h"
+#include "mix/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -65,16 +68,15 @@ struct AppendAdamWPass : mix::impl::MixAppendAdamWPassBase<AppendAdamWPass> {
     outputs.push_back(scalar);
     auto fn = func::FuncOp::create(b, loc, "adamw",
                                    FunctionType::get(ctx, inputs, outputs));
-    fn->setAttr(kAdamWHyperparametersAttr,
-                b.getDictionaryAttr({
-                    b.getNamedAttr("beta1", b.getF64FloatAttr(beta1)),
-                    b.getNamedAttr("beta2", b.getF64FloatAttr(beta2)),
-                    b.getNamedAttr("epsilon", b.getF64FloatAttr(epsilon)),
-                    b.getNamedAttr("weight_decay",
-                                   b.getF64FloatAttr(weightDecay)),
-                    b.getNamedAttr("max_grad_norm",
-                                   b.getF64FloatAttr(maxGradNorm)),
-                }));
+    fn->setAttr(
+        kAdamWHyperparametersAttr,
+        b.getDictionaryAttr({
+            b.getNamedAttr("beta1", b.getF64FloatAttr(beta1)),
+            b.getNamedAttr("beta2", b.getF64FloatAttr(beta2)),
+            b.getNamedAttr("epsilon", b.getF64FloatAttr(epsilon)),
+            b.getNamedAttr("weight_decay", b.getF64FloatAttr(weightDecay)),
+            b.getNamedAttr("max_grad_norm", b.getF64FloatAttr(maxGradNorm)),
+        }));
     Block *body = fn.addEntryBlock();
     OpBuilder fb = OpBuilder::atBlockBegin(body);
     PrimitiveBuilder pb(fb, loc);
@@ -83,23 +85,41 @@ struct AppendAdamWPass : mix::impl::MixAppendAdamWPassBase<AppendAdamWPass> {
     };
     Value hyper = body->getArgument(4 * n);
     auto hyperAt = [&](int64_t i) { return pb.slice(hyper, 0, i, 1); };
+    // The primitive update's hyperparameters (the fused one reads hyper).
+    Value lr, bc1, bc2;
+    if (!fused) {
+      lr = hyperAt(0);
+      bc1 = hyperAt(1);
+      bc2 = hyperAt(2);
+    }
     // As a (1, ..., 1) tensor broadcasting against rank r.
     auto asRank = [&](Value v, int64_t r) {
       return pb.reshape(v, SmallVector<int64_t>(r, 1));
     };
-    Value lr = hyperAt(0), bc1 = hyperAt(1), bc2 = hyperAt(2);
 
     // Global norm of all gradients; clip coefficient min(1, max/(norm+1e-6)).
     // A parameter sharded over the stream ranks (kStreamShardsAttr) holds
     // only this rank's part: the squares of those gradients are summed over
     // the ranks, those of the replicated ones (equal on every rank) not.
     Value sumSq, shardedSumSq;
-    for (int64_t i = 0; i < n; ++i) {
-      Value g = arg(1, i);
-      Value s = pb.sumAll(pb.mul(g, g));
-      Value &into =
-          forward.getArgAttr(i, kStreamShardsAttr) ? shardedSumSq : sumSq;
-      into = into ? pb.add(into, s) : s;
+    if (fused) {
+      SmallVector<Value> replicated, sharded;
+      for (int64_t i = 0; i < n; ++i)
+        (forward.getArgAttr(i, kStreamShardsAttr) ? sharded : replicated)
+            .push_back(arg(1, i));
+      if (!replicated.empty())
+        sumSq = MultiTensorSumSquaresOp::create(fb, loc, scalar, replicated);
+      if (!sharded.empty())
+        shardedSumSq =
+            MultiTensorSumSquaresOp::create(fb, loc, scalar, sharded);
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        Value g = arg(1, i);
+        Value s = pb.sumAll(pb.mul(g, g));
+        Value &into =
+            forward.getArgAttr(i, kStreamShardsAttr) ? shardedSumSq : sumSq;
+        into = into ? pb.add(into, s) : s;
+      }
     }
     if (shardedSumSq) {
       shardedSumSq =
@@ -112,27 +132,44 @@ struct AppendAdamWPass : mix::impl::MixAppendAdamWPassBase<AppendAdamWPass> {
     // min(1, ratio) = -max(-1, -ratio)
     Value clip = pb.neg(pb.max(pb.splat({}, -1.0), pb.neg(ratio)));
 
-    SmallVector<Value> newParams, newM, newV;
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t r = params[i].getRank();
-      Value p = arg(0, i), g = pb.mul(arg(1, i), asRank(clip, r));
-      Value m = arg(2, i), v = arg(3, i);
-      Value lrR = asRank(lr, r);
-      if (r >= 2)
-        p = pb.sub(p, pb.mul(p, pb.scale(lrR, weightDecay)));
-      Value m2 = pb.add(pb.scale(m, beta1), pb.scale(g, 1.0 - beta1));
-      Value v2 =
-          pb.add(pb.scale(v, beta2), pb.scale(pb.mul(g, g), 1.0 - beta2));
-      Value mhat = pb.div(m2, asRank(bc1, r));
-      Value vhat = pb.div(v2, asRank(bc2, r));
-      Value denom = pb.add(pb.unary<SqrtOp>(vhat), pb.scalar(r, epsilon));
-      newParams.push_back(pb.sub(p, pb.mul(lrR, pb.div(mhat, denom))));
-      newM.push_back(m2);
-      newV.push_back(v2);
+    SmallVector<Value> results;
+    if (fused) {
+      SmallVector<bool> decay;
+      SmallVector<Type> types;
+      for (int copy = 0; copy < 3; ++copy)
+        types.append(params.begin(), params.end());
+      for (RankedTensorType t : params)
+        decay.push_back(t.getRank() >= 2);
+      auto group = [&](int g) { return body->getArguments().slice(g * n, n); };
+      auto update = MultiTensorAdamWOp::create(
+          fb, loc, types, group(0), group(1), group(2), group(3), hyper, clip,
+          fb.getF64FloatAttr(beta1), fb.getF64FloatAttr(beta2),
+          fb.getF64FloatAttr(epsilon), fb.getF64FloatAttr(weightDecay),
+          fb.getDenseBoolArrayAttr(decay));
+      results.append(update.getUpdated().begin(), update.getUpdated().end());
+    } else {
+      SmallVector<Value> newParams, newM, newV;
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t r = params[i].getRank();
+        Value p = arg(0, i), g = pb.mul(arg(1, i), asRank(clip, r));
+        Value m = arg(2, i), v = arg(3, i);
+        Value lrR = asRank(lr, r);
+        if (r >= 2)
+          p = pb.sub(p, pb.mul(p, pb.scale(lrR, weightDecay)));
+        Value m2 = pb.add(pb.scale(m, beta1), pb.scale(g, 1.0 - beta1));
+        Value v2 =
+            pb.add(pb.scale(v, beta2), pb.scale(pb.mul(g, g), 1.0 - beta2));
+        Value mhat = pb.div(m2, asRank(bc1, r));
+        Value vhat = pb.div(v2, asRank(bc2, r));
+        Value denom = pb.add(pb.unary<SqrtOp>(vhat), pb.scalar(r, epsilon));
+        newParams.push_back(pb.sub(p, pb.mul(lrR, pb.div(mhat, denom))));
+        newM.push_back(m2);
+        newV.push_back(v2);
+      }
+      results.append(newParams);
+      results.append(newM.begin(), newM.end());
+      results.append(newV.begin(), newV.end());
     }
-    SmallVector<Value> results(newParams);
-    results.append(newM.begin(), newM.end());
-    results.append(newV.begin(), newV.end());
     results.push_back(norm);
     func::ReturnOp::create(fb, loc, results);
     // The new parameters and moments replace the old ones in their buffers

@@ -107,3 +107,55 @@ func.func @twice(%x: tensor<8xf32>) -> (tensor<8xf32> {mix.updates = 0 : i64}, t
 func.func @untouched(%x: tensor<8xf32>) -> tensor<8xf32> {
   return %x : tensor<8xf32>
 }
+
+// -----
+
+// The multi-tensor AdamW step updates its parameters and moments in place:
+// bufferized, it reads and writes the arguments' buffers, with no
+// allocation and no copy; the gradients and hyperparameters stay read-only.
+// CHECK-LABEL: func.func @multi_tensor_adamw
+// CHECK:         %[[U:.*]]:3 = mix.multi_tensor_adamw
+// CHECK:         bufferization.materialize_in_destination %[[U]]#0
+// BUF-LABEL: func.func @multi_tensor_adamw
+// BUF-SAME:    (%[[P:.*]]: memref<8xf32>, %[[G:.*]]: memref<8xf32>, %[[M:.*]]: memref<8xf32>, %[[V:.*]]: memref<8xf32>, %[[H:.*]]: memref<3xf32>, %[[C:.*]]: memref<f32>)
+// BUF-NOT:     memref.alloc
+// BUF-NOT:     memref.copy
+// BUF:         mix.multi_tensor_adamw_buffers params(%[[P]] : memref<8xf32>) grads(%[[G]] : memref<8xf32>) m(%[[M]] : memref<8xf32>) v(%[[V]] : memref<8xf32>) hyper %[[H]] : memref<3xf32> clip %[[C]] : memref<f32>
+// BUF-NOT:     memref.copy
+// BUF:         return
+func.func @multi_tensor_adamw(%p: tensor<8xf32>, %g: tensor<8xf32>,
+                              %m: tensor<8xf32>, %v: tensor<8xf32>,
+                              %h: tensor<3xf32>, %c: tensor<f32>)
+    -> (tensor<8xf32> {mix.updates = 0 : i64},
+        tensor<8xf32> {mix.updates = 2 : i64},
+        tensor<8xf32> {mix.updates = 3 : i64}) {
+  %u:3 = mix.multi_tensor_adamw params(%p) grads(%g) m(%m) v(%v) hyper %h clip %c {beta1 = 9.000000e-01 : f64, beta2 = 9.500000e-01 : f64, decay = array<i1: false>, epsilon = 1.000000e-08 : f64, weight_decay = 1.000000e-01 : f64} : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3xf32>, tensor<f32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return %u#0, %u#1, %u#2 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// A parameter's old value read after the step: one-shot analysis updates a
+// copy, and that copy is what lands in the parameter's buffer.
+// BUF-LABEL: func.func @adamw_old_value_read
+// BUF-SAME:    (%[[P:[a-z0-9_]+]]: memref<8xf32>
+// BUF:         %[[NEW:.*]] = memref.alloc
+// BUF:         memref.copy %[[P]], %[[NEW]]
+// BUF:         mix.multi_tensor_adamw_buffers params(%[[NEW]] : memref<8xf32>)
+// BUF:         memref.copy %[[NEW]], %[[P]]
+func.func @adamw_old_value_read(%p: tensor<8xf32>, %g: tensor<8xf32>,
+                                %m: tensor<8xf32>, %v: tensor<8xf32>,
+                                %h: tensor<3xf32>, %c: tensor<f32>)
+    -> (tensor<8xf32> {mix.updates = 0 : i64},
+        tensor<8xf32> {mix.updates = 2 : i64},
+        tensor<8xf32> {mix.updates = 3 : i64},
+        tensor<f32> {mix.kept}) {
+  %u:3 = mix.multi_tensor_adamw params(%p) grads(%g) m(%m) v(%v) hyper %h clip %c {beta1 = 9.000000e-01 : f64, beta2 = 9.500000e-01 : f64, decay = array<i1: false>, epsilon = 1.000000e-08 : f64, weight_decay = 1.000000e-01 : f64} : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3xf32>, tensor<f32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+  %e = tensor.empty() : tensor<f32>
+  %s = linalg.reduce ins(%p : tensor<8xf32>) outs(%e : tensor<f32>) dimensions = [0]
+    (%a: f32, %acc: f32) {
+      %t = arith.addf %a, %acc : f32
+      linalg.yield %t : f32
+    }
+  return %u#0, %u#1, %u#2, %s : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<f32>
+}

@@ -446,7 +446,9 @@ static int compile(int argc, char **argv) {
     return fail("decomposing '" + inputFile + "' failed");
   if (stop(Stage::Decomposed))
     return 0;
-  if (failed(phase("differentiate", buildMixDifferentiatePipeline)))
+  if (failed(phase("differentiate", [&](OpPassManager &pm) {
+        buildMixDifferentiatePipeline(pm, training);
+      })))
     return fail("differentiating '" + inputFile + "' failed");
   if (stop(Stage::Training))
     return 0;

@@ -33,20 +33,25 @@ struct TrainingPipelineOptions {
   /// Round the operands of the matrix products to bf16, accumulating in f32
   /// (mixc --precision bf16 on the CPU; on the GPU the tensor cores round).
   bool bf16Matmuls = false;
-  /// Keep attention and the cross-entropy whole (mix-fuse-attention,
-  /// mix-fuse-cross-entropy) for a target that has kernels for them (the
-  /// CUDA target).
+  /// Keep attention, the cross-entropy and the LayerNorm whole
+  /// (mix-fuse-attention, mix-fuse-cross-entropy, mix-fuse-layer-norm) and
+  /// build AdamW from the multi-tensor ops
+  /// (mix-append-adamw{fused=1}) for a target that has kernels for them
+  /// (the CUDA target).
   bool fuseOps = false;
 };
 
 /// Proves and applies the mixture rewrites, then chooses mixing orders.
 void buildMixProvePipeline(OpPassManager &pm);
-/// Lowers model-level mix ops to primitive mix ops (attention and the
-/// cross-entropy, with `options.fuseOps`, to their fused ops).
+/// Lowers model-level mix ops to primitive mix ops (attention, the
+/// cross-entropy and the LayerNorm, with `options.fuseOps`, to their fused
+/// ops).
 void buildMixDecomposePipeline(OpPassManager &pm,
                                const TrainingPipelineOptions &options);
-/// Differentiates @forward into @grad and appends @adamw.
-void buildMixDifferentiatePipeline(OpPassManager &pm);
+/// Differentiates @forward into @grad and appends @adamw (of multi-tensor
+/// ops with `options.fuseOps`).
+void buildMixDifferentiatePipeline(OpPassManager &pm,
+                                   const TrainingPipelineOptions &options);
 /// Drops the parameters' names and lowers the primitive mix ops to linalg
 /// on tensors.
 void buildMixLowerToLinalgPipeline(OpPassManager &pm,

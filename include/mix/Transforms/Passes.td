@@ -143,6 +143,27 @@ def MixFuseCrossEntropyPass : Pass<"mix-fuse-cross-entropy"> {
   let dependentDialects = ["::mlir::mix::MixDialect"];
 }
 
+def MixFuseLayerNormPass : Pass<"mix-fuse-layer-norm"> {
+  let summary = "Keep the LayerNorm whole, for targets that fuse it";
+  let description = [{
+    Replaces each `mix.layer_norm` by a `mix.fused_layer_norm`, which also
+    returns each row's mean and 1/std: mix-decompose leaves it alone and
+    mix-autodiff differentiates it into one `mix.fused_layer_norm_grad`. A
+    target with kernels for them (the CUDA target) then normalizes a row in
+    one kernel forward and computes all three gradients from the saved
+    statistics backward, instead of the decomposed form's separate
+    reductions and elementwise passes. mixc runs it for the CUDA target.
+
+    Example:
+    ```mlir
+    %y = mix.layer_norm %x, %w, %b eps 1.0e-05 : (tensor<2x8x16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<2x8x16xf32>
+    // becomes
+    %y, %mean, %rstd = mix.fused_layer_norm %x, %w, %b eps 1.0e-05 : (tensor<2x8x16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x8x16xf32>, tensor<2x8xf32>, tensor<2x8xf32>)
+    ```
+  }];
+  let dependentDialects = ["::mlir::mix::MixDialect"];
+}
+
 def MixDecomposePass : Pass<"mix-decompose"> {
   let summary = "Lower model-level mix ops to primitive mix ops";
   let description = [{
@@ -233,10 +254,18 @@ def MixAppendAdamWPass : Pass<"mix-append-adamw", "::mlir::ModuleOp"> {
     parameter, with decoupled weight decay on tensors of rank >= 2 (docs/models.md
     §7). It is a separate entry point so that data-parallel training can
     all-reduce the gradients between @grad and @adamw.
+
+    With `fused`, the squared norm is one `mix.multi_tensor_sum_squares`
+    of the gradients (two with stream-sharded parameters, the sharded
+    one all-reduced) and the update one `mix.multi_tensor_adamw`, for a
+    target with multi-tensor kernels; otherwise both are primitive ops,
+    a reduction and an update for each parameter.
   }];
   let dependentDialects = ["::mlir::mix::MixDialect",
                            "::mlir::arith::ArithDialect"];
   let options = [
+    Option<"fused", "fused", "bool", /*default=*/"false",
+           "Build the norm and the update from the multi-tensor ops">,
     Option<"beta1", "beta1", "double", /*default=*/"0.9", "">,
     Option<"beta2", "beta2", "double", /*default=*/"0.95", "">,
     Option<"epsilon", "epsilon", "double", /*default=*/"1e-8", "">,

@@ -59,7 +59,9 @@ struct ConvertMixToLinalgPass
     ConversionTarget target(getContext());
     target.addIllegalDialect<MixDialect>();
     target.addLegalOp<AllReduceOp, FlashAttentionOp, FlashAttentionGradOp,
-                      FusedCrossEntropyOp, FusedCrossEntropyGradOp>();
+                      FusedCrossEntropyOp, FusedCrossEntropyGradOp,
+                      FusedLayerNormOp, FusedLayerNormGradOp,
+                      MultiTensorSumSquaresOp, MultiTensorAdamWOp>();
     target.addDynamicallyLegalOp<ConcatOp>(
         [](ConcatOp op) { return lowering::isInnerConcat(op); });
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });

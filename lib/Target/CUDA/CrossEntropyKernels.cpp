@@ -51,13 +51,6 @@ MaxSum combine(Emitter &e, MaxSum a, MaxSum c) {
   return {m, s};
 }
 
-/// The sum of \p v over the lanes of each warp, in every lane.
-Value warpSum(Emitter &e, Value v) {
-  for (int64_t offset = kWarp / 2; offset >= 1; offset /= 2)
-    v = e.addf(v, e.shuffleXor(v, offset));
-  return v;
-}
-
 /// The batch row and the position of row \p row of the flattened (B S)
 /// rows.
 Value batchOf(Emitter &e, Value row, int64_t seq) {
@@ -135,13 +128,8 @@ void lowerForward(FusedCrossEntropyBuffersOp op) {
                [&](Value r, ValueRange acc) {
                  return SmallVector<Value>{e.addf(acc[0], e.load(losses, {r}))};
                })[0];
-    mine = warpSum(e, mine);
-    e.when(e.eq(e.remi(tid, e.idx(kWarp)), e.idx(0)),
-           [&] { e.store(mine, partial, {e.divi(tid, e.idx(kWarp))}); });
-    e.barrier();
+    Value total = e.blockSum(mine, tid, partial, kBlock);
     e.when(e.eq(tid, e.idx(0)), [&] {
-      Value total = e.sum(kWarps, e.f32(0.0),
-                          [&](Value w) { return e.load(partial, {w}); });
       e.store(e.mulf(total, e.f32(1.0 / double(rows))), op.getResult(),
               ValueRange());
     });

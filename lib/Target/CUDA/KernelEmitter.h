@@ -83,6 +83,52 @@ struct Emitter {
   }
   void barrier() { gpu::BarrierOp::create(b, loc); }
 
+  /// \p buffer (statically shaped, contiguous) viewed with \p rank
+  /// dimensions, 1 or 2: its elements in one, or its leading dimensions as
+  /// rows and its last kept (a rank-0 buffer as one element, a rank-1
+  /// buffer as one row).
+  Value viewAs(Value buffer, int64_t rank) {
+    auto type = cast<MemRefType>(buffer.getType());
+    int64_t have = type.getRank();
+    if (have == rank)
+      return buffer;
+    if (have < rank) {
+      SmallVector<int64_t> shape(rank - have, 1);
+      llvm::append_range(shape, type.getShape());
+      SmallVector<ReassociationIndices> groups;
+      if (have > 0)
+        groups.push_back(llvm::to_vector(llvm::seq<int64_t>(0, rank)));
+      return memref::ExpandShapeOp::create(
+          b, loc, MemRefType::get(shape, type.getElementType()), buffer,
+          groups);
+    }
+    SmallVector<ReassociationIndices> groups{
+        llvm::to_vector(llvm::seq<int64_t>(0, have - rank + 1))};
+    for (int64_t d = have - rank + 1; d < have; ++d)
+      groups.push_back({d});
+    return memref::CollapseShapeOp::create(b, loc, buffer, groups);
+  }
+
+  /// The sum of \p v over the lanes of each warp, in every lane (all 32
+  /// lanes active).
+  Value warpSum(Value v) {
+    for (int64_t offset = 16; offset >= 1; offset /= 2)
+      v = addf(v, shuffleXor(v, offset));
+    return v;
+  }
+  /// The sum of \p v over the block's \p threads threads (a multiple of
+  /// 32, \p tid the thread's index), in every thread: the warps' sums meet
+  /// in \p scratch, a workgroup buffer of a float a warp, and every thread
+  /// adds them in the same order. Every thread of the block must call it.
+  Value blockSum(Value v, Value tid, Value scratch, int64_t threads) {
+    v = warpSum(v);
+    when(eq(remi(tid, idx(32)), idx(0)),
+         [&] { store(v, scratch, {divi(tid, idx(32))}); });
+    barrier();
+    return sum(threads / 32, f32(0.0),
+               [&](Value w) { return load(scratch, {w}); });
+  }
+
   /// `for (iv = lb; iv < ub; iv += step)` carrying \p inits through \p body,
   /// which returns the values to carry on; returns the final ones.
   SmallVector<Value>

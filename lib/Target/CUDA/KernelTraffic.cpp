@@ -194,13 +194,19 @@ struct ArgTraffic {
   }
 };
 
-/// Follows \p arg through the views taken of it to its loads and stores.
+/// Follows \p arg through the views taken of it, and the selects that
+/// choose it or another buffer (a multi-tensor kernel's block picking its
+/// tensor), to its loads and stores. A view's footprint is bounded by the
+/// argument's: a dynamically shaped view of it cannot touch more.
 ArgTraffic traceArgument(Value arg, gpu::GPUFuncOp kernel, double threads,
                          const KnownArguments &known) {
   ArgTraffic t;
-  SmallVector<Value> worklist{arg};
-  auto note = [&](bool write, Value view, Type element, Operation *op) {
-    double footprint = viewBytes(cast<MemRefType>(view.getType()));
+  SmallVector<std::pair<Value, double>> worklist{
+      {arg, viewBytes(cast<MemRefType>(arg.getType()))}};
+  auto note = [&](bool write, Value view, double bound, Type element,
+                  Operation *op) {
+    double footprint =
+        std::min(bound, viewBytes(cast<MemRefType>(view.getType())));
     double bytes =
         accessBytes(element) * timesPerThread(op, kernel, known) * threads;
     (write ? t.writeFootprint : t.readFootprint) =
@@ -208,27 +214,30 @@ ArgTraffic traceArgument(Value arg, gpu::GPUFuncOp kernel, double threads,
     (write ? t.writeAccesses : t.readAccesses) += bytes;
   };
   while (!worklist.empty()) {
-    Value v = worklist.pop_back_val();
+    auto [v, bound] = worklist.pop_back_val();
     for (OpOperand &use : v.getUses()) {
       Operation *user = use.getOwner();
       if (auto view = dyn_cast<ViewLikeOpInterface>(user);
           view && view.getViewSource() == v) {
-        worklist.push_back(user->getResult(0));
+        worklist.emplace_back(user->getResult(0), bound);
+      } else if (auto select = dyn_cast<arith::SelectOp>(user);
+                 select && select.getCondition() != v) {
+        worklist.emplace_back(select.getResult(), bound);
       } else if (auto load = dyn_cast<memref::LoadOp>(user)) {
-        note(false, v, load.getType(), user);
+        note(false, v, bound, load.getType(), user);
       } else if (auto store = dyn_cast<memref::StoreOp>(user);
                  store && store.getMemRef() == v) {
-        note(true, v, store.getValueToStore().getType(), user);
+        note(true, v, bound, store.getValueToStore().getType(), user);
       } else if (auto load = dyn_cast<vector::LoadOp>(user)) {
-        note(false, v, load.getVectorType(), user);
+        note(false, v, bound, load.getVectorType(), user);
       } else if (auto store = dyn_cast<vector::StoreOp>(user);
                  store && store.getBase() == v) {
-        note(true, v, store.getVectorType(), user);
+        note(true, v, bound, store.getVectorType(), user);
       } else if (auto read = dyn_cast<vector::TransferReadOp>(user)) {
-        note(false, v, read.getVectorType(), user);
+        note(false, v, bound, read.getVectorType(), user);
       } else if (auto write = dyn_cast<vector::TransferWriteOp>(user);
                  write && write.getBase() == v) {
-        note(true, v, write.getVectorType(), user);
+        note(true, v, bound, write.getVectorType(), user);
       } else if (isa<memref::DimOp, memref::ExtractStridedMetadataOp>(user)) {
         // Metadata only.
       } else {

@@ -265,6 +265,57 @@ def MixFlashAttentionKernelsPass
                            "::mlir::scf::SCFDialect"];
 }
 
+def MixLayerNormKernelsPass
+    : Pass<"mix-layer-norm-kernels", "::mlir::func::FuncOp"> {
+  let summary = "A LayerNorm in one kernel forward, three backward";
+  let description = [{
+    Lowers `mix.fused_layer_norm_buffers` and
+    `mix.fused_layer_norm_grad_buffers`:
+      * forward: a block of 256 threads a row sums the row, then its
+        centred squares (block reductions: warp shuffles, workgroup
+        memory), then writes every element normalized, scaled and
+        shifted, and the row's mean and 1/std;
+      * backward, dinput: a block a row, from the saved statistics and the
+        row's sums of g = dresult * weight and of g * xhat;
+      * backward, dweight and dbias: a thread a column sums dresult * xhat
+        and dresult over a chunk of rows (up to 128 chunks), and a second
+        launch adds the chunks' partial sums in a fixed order.
+    No atomics: every result is the same bits every run.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def MixMultiTensorKernelsPass
+    : Pass<"mix-multi-tensor-kernels", "::mlir::func::FuncOp"> {
+  let summary = "The optimizer's norm and update over many tensors a launch";
+  let description = [{
+    Lowers `mix.multi_tensor_sum_squares_buffers` and
+    `mix.multi_tensor_adamw_buffers` to launches over many tensors each
+    (multi_tensor_apply): the tensors are cut into chunks of 4096
+    elements, a block a chunk, and a block selects its tensor's buffers by
+    comparing its index with each tensor's first block; a launch takes at
+    most 504 buffers (the kernel parameters fit the 4 KiB every CUDA
+    device accepts).
+      * sum of squares: a partial sum a chunk (256 threads, 16 elements
+        each, warp shuffles and workgroup memory), then one block adds the
+        partials in a fixed order (deterministic, no atomics);
+      * AdamW: each thread updates 16 elements of its block's chunk,
+        block-strided, the parameter and both moments in place, in the
+        order of mix-append-adamw's primitive form.
+    A model's optimizer step is then a handful of launches instead of two
+    or three a parameter.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def MixCrossEntropyKernelsPass
     : Pass<"mix-cross-entropy-kernels", "::mlir::func::FuncOp"> {
   let summary = "The cross-entropy in one pass over the logits each way";

@@ -223,3 +223,148 @@ void FusedCrossEntropyOp::buildVJP(
       getLse(), dy, b.builder().getF32FloatAttr(1.0f));
   accumulate(getLogits(), grad.getDlogits());
 }
+
+//===----------------------------------------------------------------------===//
+// The optimizer over every parameter at once
+//===----------------------------------------------------------------------===//
+
+LogicalResult MultiTensorSumSquaresOp::verify() {
+  if (getTensors().empty())
+    return emitOpError("needs at least one tensor");
+  return success();
+}
+
+LogicalResult MultiTensorSumSquaresBuffersOp::verify() {
+  if (getTensors().empty())
+    return emitOpError("needs at least one buffer");
+  return expect(*this, "result", getResult(), {});
+}
+
+/// The checks both forms of the AdamW step share: one gradient and two
+/// moments of each parameter's type, a decay flag each, three
+/// hyperparameters and a scalar clip coefficient.
+template <typename OpTy> static LogicalResult verifyAdamW(OpTy op) {
+  size_t n = op.getParams().size();
+  if (n == 0)
+    return op.emitOpError("needs at least one parameter");
+  auto group = [&](StringRef what, ValueRange values) -> LogicalResult {
+    if (values.size() != n)
+      return op.emitOpError()
+             << "expected " << n << " " << what
+             << " (one for each parameter), got " << values.size();
+    for (auto [i, pair] : llvm::enumerate(llvm::zip(op.getParams(), values))) {
+      auto [param, value] = pair;
+      if (param.getType() != value.getType())
+        return op.emitOpError()
+               << what << " #" << i << " has type " << value.getType()
+               << ", but its parameter has type " << param.getType();
+    }
+    return success();
+  };
+  if (failed(group("gradients", op.getGrads())) ||
+      failed(group("first moments", op.getM())) ||
+      failed(group("second moments", op.getV())))
+    return failure();
+  if (op.getDecay().size() != n)
+    return op.emitOpError()
+           << "expected " << n << " decay flags (one for each parameter), got "
+           << op.getDecay().size();
+  if (failed(expect(op, "hyper", op.getHyper(), {3})) ||
+      failed(expect(op, "clip", op.getClip(), {})))
+    return failure();
+  return success();
+}
+
+LogicalResult MultiTensorAdamWOp::verify() {
+  if (failed(verifyAdamW(*this)))
+    return failure();
+  size_t n = getParams().size();
+  if (getUpdated().size() != 3 * n)
+    return emitOpError() << "expected " << 3 * n
+                         << " results (new parameters, first and second "
+                            "moments), got "
+                         << getUpdated().size();
+  for (auto [i, r] : llvm::enumerate(getUpdated()))
+    if (r.getType() != getParams()[i % n].getType())
+      return emitOpError() << "result #" << i << " has type " << r.getType()
+                           << ", but its parameter has type "
+                           << getParams()[i % n].getType();
+  return success();
+}
+
+LogicalResult MultiTensorAdamWBuffersOp::verify() { return verifyAdamW(*this); }
+
+//===----------------------------------------------------------------------===//
+// LayerNorm
+//===----------------------------------------------------------------------===//
+
+/// The checks every form of the LayerNorm shares: weight (and bias, when
+/// given) of the input's last dimension, row statistics of its other
+/// dimensions.
+static LogicalResult verifyLayerNorm(Operation *op, Value input, Value weight,
+                                     Value bias, Value mean, Value rstd) {
+  ArrayRef<int64_t> shape = shapeOfAny(input);
+  if (shape.empty())
+    return op->emitOpError("input must have at least one dimension");
+  if (failed(expect(op, "weight", weight, shape.take_back())) ||
+      (bias && failed(expect(op, "bias", bias, shape.take_back()))) ||
+      failed(expect(op, "mean", mean, shape.drop_back())))
+    return failure();
+  return expect(op, "rstd", rstd, shape.drop_back());
+}
+
+/// A positive epsilon.
+static LogicalResult verifyEps(Operation *op, APFloat eps) {
+  if (eps.convertToDouble() > 0)
+    return success();
+  return op->emitOpError() << "eps must be positive, got "
+                           << eps.convertToDouble();
+}
+
+LogicalResult FusedLayerNormOp::verify() {
+  if (failed(verifyLayerNorm(*this, getInput(), getWeight(), getBias(),
+                             getMean(), getRstd())) ||
+      failed(verifyEps(*this, getEps())))
+    return failure();
+  return expect(*this, "result", getResult(), shapeOfAny(getInput()));
+}
+
+LogicalResult FusedLayerNormBuffersOp::verify() {
+  if (failed(verifyLayerNorm(*this, getInput(), getWeight(), getBias(),
+                             getMean(), getRstd())) ||
+      failed(verifyEps(*this, getEps())))
+    return failure();
+  return expect(*this, "result", getResult(), shapeOfAny(getInput()));
+}
+
+/// The gradient's own checks, on tensors or on buffers.
+template <typename OpTy> static LogicalResult verifyLayerNormGrad(OpTy op) {
+  if (failed(verifyLayerNorm(op, op.getInput(), op.getWeight(), Value(),
+                             op.getMean(), op.getRstd())))
+    return failure();
+  ArrayRef<int64_t> shape = shapeOfAny(op.getInput());
+  if (failed(expect(op, "dresult", op.getDresult(), shape)) ||
+      failed(expect(op, "dinput", op.getDinput(), shape)) ||
+      failed(expect(op, "dweight", op.getDweight(), shape.take_back())))
+    return failure();
+  return expect(op, "dbias", op.getDbias(), shape.take_back());
+}
+
+LogicalResult FusedLayerNormGradOp::verify() {
+  return verifyLayerNormGrad(*this);
+}
+
+LogicalResult FusedLayerNormGradBuffersOp::verify() {
+  return verifyLayerNormGrad(*this);
+}
+
+void FusedLayerNormOp::buildVJP(
+    PrimitiveBuilder &b, Value dy,
+    llvm::function_ref<void(Value, Value)> accumulate) {
+  auto grad = FusedLayerNormGradOp::create(
+      b.builder(), b.getLoc(), getInput().getType(), getWeight().getType(),
+      getBias().getType(), getInput(), getWeight(), getMean(), getRstd(), dy);
+  accumulate(getInput(), grad.getDinput());
+  accumulate(getWeight(), grad.getDweight());
+  accumulate(getBias(), grad.getDbias());
+}

@@ -28,9 +28,11 @@ class Device:
         # first call: one plan an entry, as the runtime keeps them.
         self.entries = {}
 
-    def run(self, entry, inputs, output_shapes):
+    def run(self, entry, inputs, output_shapes, read_back=()):
         """Calls entry point `entry` on `inputs` (float32, or integer arrays
-        as they are); returns the float32 outputs of the given shapes."""
+        as they are); returns the float32 outputs of the given shapes, then
+        the inputs numbered in `read_back` as the call left them (the
+        buffers it updates in place)."""
         lib = self.lib
         arrays = [np.ascontiguousarray(
             x, dtype=x.dtype if x.dtype.kind == "i" else np.float32)
@@ -53,4 +55,8 @@ class Device:
         outputs = arrays[len(inputs):]
         for a, device in zip(outputs, buffers[len(inputs):]):
             lib.mixrt_device_download(a.ctypes.data, device, a.nbytes)
+        for k in read_back:
+            a = arrays[k]
+            lib.mixrt_device_download(a.ctypes.data, buffers[k], a.nbytes)
+            outputs.append(a)
         return outputs

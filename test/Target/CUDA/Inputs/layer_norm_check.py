@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Runs the LayerNorm kernels of layer_norm.mlir, built for the CUDA
+emulator, on random inputs and compares them with PyTorch (float64):
+torch.nn.functional.layer_norm's result, each row's mean and 1/std, and
+the gradients of the input, the weight and the bias (autograd) for a
+random adjoint.
+
+usage: layer_norm_check.py LIB.so
+Prints the largest error of each result, relative to the largest
+magnitude of the reference, and exits 1 if any is above the tolerance.
+"""
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from emulated_device import Device  # noqa: E402
+
+TOLERANCE = 1e-5
+EPS = 1e-5
+
+
+def report(name, got, want):
+    want = want.detach().numpy()
+    err = float(np.max(np.abs(got - want)) / max(np.max(np.abs(want)), 1e-30))
+    ok = np.isfinite(got).all() and err <= TOLERANCE
+    print(f"{name}: max relative error {err:.3g} {'ok' if ok else 'FAILED'}")
+    return ok
+
+
+def check(dev, case, shape):
+    gen = torch.Generator().manual_seed(7)
+    width = shape[-1]
+    # Rows with an offset and a spread of their own, as a residual's are.
+    x = (3 * torch.randn(shape, generator=gen, dtype=torch.float64)
+         + torch.randn(shape[:-1] + (1,), generator=gen, dtype=torch.float64))
+    w = 1 + 0.1 * torch.randn(width, generator=gen, dtype=torch.float64)
+    b = 0.1 * torch.randn(width, generator=gen, dtype=torch.float64)
+    dy = torch.randn(shape, generator=gen, dtype=torch.float64)
+    # Both sides start from the same float32 values.
+    x, w, b, dy = (t.float().double() for t in (x, w, b, dy))
+    x.requires_grad_()
+    w.requires_grad_()
+    b.requires_grad_()
+    y = torch.nn.functional.layer_norm(x, (width,), w, b, EPS)
+    y.backward(dy)
+    mean = x.mean(-1)
+    rstd = 1 / torch.sqrt(x.var(-1, unbiased=False) + EPS)
+
+    rows = shape[:-1]
+    got_y, got_mean, got_rstd = dev.run(
+        "fwd_" + case, [x.detach().numpy(), w.detach().numpy(),
+                        b.detach().numpy()], [shape, rows, rows])
+    ok = report(case + " result", got_y, y)
+    ok &= report(case + " mean", got_mean, mean)
+    ok &= report(case + " rstd", got_rstd, rstd)
+    got_dx, got_dw, got_db = dev.run(
+        "grad_" + case, [x.detach().numpy(), w.detach().numpy(),
+                         got_mean, got_rstd, dy.numpy()],
+        [shape, (width,), (width,)])
+    ok &= report(case + " dinput", got_dx, x.grad)
+    ok &= report(case + " dweight", got_dw, w.grad)
+    ok &= report(case + " dbias", got_db, b.grad)
+    return ok
+
+
+def main():
+    dev = Device(sys.argv[1])
+    ok = check(dev, "small", (3, 5, 40))
+    ok &= check(dev, "wide", (201, 300))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
