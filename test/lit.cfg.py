@@ -22,6 +22,11 @@ llvm_config.use_default_substitutions()
 # FileCheck, not and count come from Debian's llvm-22-tools.
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
+# mixc's cache of compiled support code (lib/Codegen/EmitSharedLibrary.cpp)
+# in the build tree: the tests share it, and never touch the user's.
+config.environment["MIXC_CACHE_DIR"] = os.path.join(config.mix_obj_root,
+                                                    "test", "mixc-cache")
+
 tool_dirs = [config.mix_tools_dir, config.llvm_tools_dir]
 tools = ["mix-opt", "mixc", "MixUnitTests", "mix-run", "MixRuntimeTests",
          "mixrt-communicator-check",

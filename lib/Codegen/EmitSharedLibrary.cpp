@@ -2,7 +2,8 @@
 //
 // Translates to LLVM IR, splits it into one partition a core, optimises and
 // compiles the partitions in parallel for the host CPU, and links the
-// objects with the small C support code into a shared library.
+// objects with the small C support code into a shared library (the
+// support code's objects kept in a cache between compiles).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,7 @@
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/LLVMContext.h"
@@ -26,6 +28,7 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
@@ -37,6 +40,28 @@ using namespace mlir::mix;
 
 static llvm::Error error(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+/// Where compiled support code is kept between compiles:
+/// $MIXC_CACHE_DIR (none when it is empty), else $XDG_CACHE_HOME/mixc,
+/// else ~/.cache/mixc; none when the directory cannot be made.
+static std::optional<std::string> supportCacheDir() {
+  llvm::SmallString<256> dir;
+  if (const char *env = std::getenv("MIXC_CACHE_DIR")) {
+    if (!*env)
+      return std::nullopt;
+    dir = env;
+  } else if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
+    dir = xdg;
+    llvm::sys::path::append(dir, "mixc");
+  } else if (llvm::sys::path::home_directory(dir)) {
+    llvm::sys::path::append(dir, ".cache", "mixc");
+  } else {
+    return std::nullopt;
+  }
+  if (llvm::sys::fs::create_directories(dir))
+    return std::nullopt;
+  return dir.str().str();
 }
 
 static llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
@@ -176,32 +201,20 @@ llvm::Error mlir::mix::emitSharedLibrary(ModuleOp module, llvm::StringRef path,
   compileTimer.stop();
 
   TimingScope linkTimer = timing.nest("link with the support code");
-  llvm::SmallString<256> support(path);
-  support += ".support.c";
-  llvm::scope_exit removeSupport([&] { llvm::sys::fs::remove(support); });
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(support, ec);
-    if (ec)
-      return error("cannot write '" + support + "': " + ec.message());
-    os << supportCode.source << "\n" << supportCode.extraSource;
-    os.close();
-    if (std::error_code err = os.error()) {
-      os.clear_error();
-      return error("cannot write '" + support + "': " + err.message());
-    }
-  }
-  // The support code's own headers and further files, in a directory next
+  llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName("clang-22");
+  if (!cc)
+    cc = llvm::sys::findProgramByName("clang");
+  if (!cc)
+    return error("cannot link the package: clang-22 is not on PATH (run "
+                 "scripts/setup.sh)");
+  // The support code's files, its headers among them, in a directory next
   // to the library for as long as the link takes.
   llvm::SmallString<256> supportDir(path);
   supportDir += ".support";
   llvm::scope_exit removeSupportDir(
       [&] { llvm::sys::fs::remove_directories(supportDir); });
-  llvm::SmallString<256> includeDir(supportDir);
-  llvm::sys::path::append(includeDir, "include");
-  std::vector<std::string> extraFiles;
   auto writeFile = [&](llvm::StringRef dir, llvm::StringRef name,
-                       llvm::StringRef text) -> llvm::Error {
+                       llvm::StringRef text) -> llvm::Expected<std::string> {
     llvm::SmallString<256> file(dir);
     llvm::sys::path::append(file, name);
     if (std::error_code ec = llvm::sys::fs::create_directories(
@@ -218,34 +231,88 @@ llvm::Error mlir::mix::emitSharedLibrary(ModuleOp module, llvm::StringRef path,
       os.clear_error();
       return error("cannot write '" + file + "': " + err.message());
     }
-    return llvm::Error::success();
+    return file.str().str();
   };
+  llvm::SmallString<256> includeDir(supportDir);
+  llvm::sys::path::append(includeDir, "include");
   for (const auto &[name, text] : supportCode.headers)
-    if (llvm::Error e = writeFile(includeDir, name, text))
-      return e;
-  for (const auto &[name, text] : supportCode.sources) {
-    if (llvm::Error e = writeFile(supportDir, name, text))
-      return e;
-    llvm::SmallString<256> file(supportDir);
-    llvm::sys::path::append(file, name);
-    extraFiles.push_back(file.str().str());
-  }
-  std::string includeFlag = ("-I" + includeDir).str();
-
-  llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName("clang-22");
-  if (!cc)
-    cc = llvm::sys::findProgramByName("clang");
-  if (!cc)
-    return error("cannot link the package: clang-22 is not on PATH (run "
-                 "scripts/setup.sh)");
-  std::string out = path.str();
-  llvm::SmallVector<llvm::StringRef> args{*cc, "-shared", "-fPIC", "-O2"};
+    if (llvm::Expected<std::string> file = writeFile(includeDir, name, text);
+        !file)
+      return file.takeError();
+  std::vector<std::pair<std::string, std::string>> cFiles{
+      {"support.c", supportCode.source}};
+  cFiles.insert(cFiles.end(), supportCode.sources.begin(),
+                supportCode.sources.end());
+  std::vector<std::string> flags{"-fPIC", "-O2"};
   if (!supportCode.headers.empty())
-    args.push_back(includeFlag);
-  args.append(supportCode.compileFlags.begin(), supportCode.compileFlags.end());
+    flags.push_back(("-I" + includeDir).str());
+  flags.insert(flags.end(), supportCode.compileFlags.begin(),
+               supportCode.compileFlags.end());
+
+  // The support code is the same for every package a mixc makes with the
+  // same flags: its objects are compiled once into the cache (each under
+  // a hash of the compiler, the flags and every file it reads), and later
+  // packages link those. Without a cache, each package compiles them.
+  std::optional<std::string> cache = supportCacheDir();
+  std::string hashed = *cc;
+  auto mix = [&](llvm::StringRef text) {
+    hashed += (llvm::Twine(text.size()) + ":" + text).str();
+  };
+  for (const std::string &flag : supportCode.compileFlags)
+    mix(flag);
+  for (const auto &[name, text] : supportCode.headers) {
+    mix(name);
+    mix(text);
+  }
+  for (const auto &[name, text] : cFiles) {
+    mix(name);
+    mix(text);
+  }
+  uint64_t key = llvm::xxh3_64bits(hashed);
+  std::vector<std::string> supportObjects;
+  for (auto [i, file] : llvm::enumerate(cFiles)) {
+    std::string object;
+    if (cache)
+      object = (*cache + "/support-" + llvm::utohexstr(key) + "-" +
+                llvm::Twine(i) + ".o")
+                   .str();
+    if (cache && llvm::sys::fs::exists(object)) {
+      supportObjects.push_back(object);
+      continue;
+    }
+    llvm::Expected<std::string> source =
+        writeFile(supportDir, file.first, file.second);
+    if (!source)
+      return source.takeError();
+    // Compiled beside the library, then moved into the cache whole (a
+    // rename), so that a concurrent mixc never links half an object.
+    std::string compiled = *source + ".o";
+    llvm::SmallVector<llvm::StringRef> args{*cc, "-c"};
+    args.append(flags.begin(), flags.end());
+    args.append({*source, "-o", compiled});
+    std::string message;
+    if (llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0,
+                                  &message) != 0)
+      return error("compiling the support code '" + file.first + "' failed" +
+                   (message.empty() ? "" : ": " + message));
+    if (cache && !llvm::sys::fs::rename(compiled, object)) {
+      supportObjects.push_back(object);
+      continue;
+    }
+    supportObjects.push_back(compiled);
+  }
+
+  // The package's own source (its manifest), compiled at the link.
+  llvm::Expected<std::string> manifest =
+      writeFile(supportDir, "package.c", supportCode.extraSource);
+  if (!manifest)
+    return manifest.takeError();
+  std::string out = path.str();
+  llvm::SmallVector<llvm::StringRef> args{*cc, "-shared"};
+  args.append(flags.begin(), flags.end());
   args.append(objects.begin(), objects.end());
-  args.push_back(support);
-  args.append(extraFiles.begin(), extraFiles.end());
+  args.append(supportObjects.begin(), supportObjects.end());
+  args.push_back(*manifest);
   args.append({"-o", out});
   args.append(supportCode.linkFlags.begin(), supportCode.linkFlags.end());
   args.push_back("-lm");
