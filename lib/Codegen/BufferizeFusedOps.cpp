@@ -48,16 +48,27 @@ FailureOr<SmallVector<Value>> getBuffers(RewriterBase &rewriter,
   return buffers;
 }
 
-/// A fresh buffer for each result of \p op.
-SmallVector<Value> allocResults(RewriterBase &rewriter, Operation *op) {
-  SmallVector<Value> buffers;
+/// Replaces \p op by the op on buffers that \p build makes from the
+/// buffers of \p inputs (a null input stays null) and a fresh buffer for
+/// each of \p op's results, which become those buffers.
+LogicalResult bufferizeIntoFresh(
+    RewriterBase &rewriter, Operation *op, ValueRange inputs,
+    const BufferizationOptions &options, BufferizationState &state,
+    llvm::function_ref<void(ArrayRef<Value>, ArrayRef<Value>)> build) {
+  FailureOr<SmallVector<Value>> in =
+      getBuffers(rewriter, inputs, options, state);
+  if (failed(in))
+    return failure();
+  SmallVector<Value> out;
   for (Type t : op->getResultTypes()) {
     auto type = cast<RankedTensorType>(t);
-    buffers.push_back(memref::AllocOp::create(
+    out.push_back(memref::AllocOp::create(
         rewriter, op->getLoc(),
         MemRefType::get(type.getShape(), type.getElementType())));
   }
-  return buffers;
+  build(*in, out);
+  replaceOpWithBufferizedValues(rewriter, op, out);
+  return success();
 }
 
 struct FlashAttentionBufferization
@@ -66,16 +77,14 @@ struct FlashAttentionBufferization
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
     auto attn = cast<FlashAttentionOp>(op);
-    FailureOr<SmallVector<Value>> in = getBuffers(
-        rewriter, {attn.getQkv(), attn.getPrefixK(), attn.getPrefixV()},
-        options, state);
-    if (failed(in))
-      return failure();
-    SmallVector<Value> out = allocResults(rewriter, op);
-    FlashAttentionBuffersOp::create(rewriter, op->getLoc(), (*in)[0], (*in)[1],
-                                    (*in)[2], out[0], out[1], attn.getHeads());
-    replaceOpWithBufferizedValues(rewriter, op, out);
-    return success();
+    return bufferizeIntoFresh(
+        rewriter, op,
+        SmallVector<Value>{attn.getQkv(), attn.getPrefixK(), attn.getPrefixV()},
+        options, state, [&](ArrayRef<Value> in, ArrayRef<Value> out) {
+          FlashAttentionBuffersOp::create(rewriter, op->getLoc(), in[0], in[1],
+                                          in[2], out[0], out[1],
+                                          attn.getHeads());
+        });
   }
 };
 
@@ -86,23 +95,20 @@ struct FlashAttentionGradBufferization
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
     auto grad = cast<FlashAttentionGradOp>(op);
-    FailureOr<SmallVector<Value>> in =
-        getBuffers(rewriter,
-                   {grad.getQkv(), grad.getPrefixK(), grad.getPrefixV(),
-                    grad.getOut(), grad.getLse(), grad.getDout()},
-                   options, state);
-    if (failed(in))
-      return failure();
-    SmallVector<Value> out = allocResults(rewriter, op);
-    Value dprefixK = out.size() > 1 ? out[1] : Value();
-    Value dprefixV = out.size() > 2 ? out[2] : Value();
-    FlashAttentionGradBuffersOp::create(
-        rewriter, op->getLoc(), (*in)[0], (*in)[1], (*in)[2], (*in)[3],
-        (*in)[4], (*in)[5], out[0], dprefixK, dprefixV, grad.getHeads());
-    replaceOpWithBufferizedValues(rewriter, op, out);
-    return success();
+    return bufferizeIntoFresh(
+        rewriter, op,
+        SmallVector<Value>{grad.getQkv(), grad.getPrefixK(), grad.getPrefixV(),
+                           grad.getOut(), grad.getLse(), grad.getDout()},
+        options, state, [&](ArrayRef<Value> in, ArrayRef<Value> out) {
+          Value dprefixK = out.size() > 1 ? out[1] : Value();
+          Value dprefixV = out.size() > 2 ? out[2] : Value();
+          FlashAttentionGradBuffersOp::create(
+              rewriter, op->getLoc(), in[0], in[1], in[2], in[3], in[4], in[5],
+              out[0], dprefixK, dprefixV, grad.getHeads());
+        });
   }
 };
+
 struct FusedCrossEntropyBufferization
     : AllocatingBufferization<FusedCrossEntropyBufferization,
                               FusedCrossEntropyOp> {
@@ -110,15 +116,12 @@ struct FusedCrossEntropyBufferization
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
     auto ce = cast<FusedCrossEntropyOp>(op);
-    FailureOr<SmallVector<Value>> in =
-        getBuffers(rewriter, {ce.getLogits(), ce.getTargets()}, options, state);
-    if (failed(in))
-      return failure();
-    SmallVector<Value> out = allocResults(rewriter, op);
-    FusedCrossEntropyBuffersOp::create(rewriter, op->getLoc(), (*in)[0],
-                                       (*in)[1], out[0], out[1]);
-    replaceOpWithBufferizedValues(rewriter, op, out);
-    return success();
+    return bufferizeIntoFresh(
+        rewriter, op, SmallVector<Value>{ce.getLogits(), ce.getTargets()},
+        options, state, [&](ArrayRef<Value> in, ArrayRef<Value> out) {
+          FusedCrossEntropyBuffersOp::create(rewriter, op->getLoc(), in[0],
+                                             in[1], out[0], out[1]);
+        });
   }
 };
 
@@ -129,18 +132,15 @@ struct FusedCrossEntropyGradBufferization
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
     auto grad = cast<FusedCrossEntropyGradOp>(op);
-    FailureOr<SmallVector<Value>> in = getBuffers(
-        rewriter,
-        {grad.getLogits(), grad.getTargets(), grad.getLse(), grad.getDresult()},
-        options, state);
-    if (failed(in))
-      return failure();
-    SmallVector<Value> out = allocResults(rewriter, op);
-    FusedCrossEntropyGradBuffersOp::create(rewriter, op->getLoc(), (*in)[0],
-                                           (*in)[1], (*in)[2], (*in)[3], out[0],
-                                           grad.getScaleAttr());
-    replaceOpWithBufferizedValues(rewriter, op, out);
-    return success();
+    return bufferizeIntoFresh(
+        rewriter, op,
+        SmallVector<Value>{grad.getLogits(), grad.getTargets(), grad.getLse(),
+                           grad.getDresult()},
+        options, state, [&](ArrayRef<Value> in, ArrayRef<Value> out) {
+          FusedCrossEntropyGradBuffersOp::create(rewriter, op->getLoc(), in[0],
+                                                 in[1], in[2], in[3], out[0],
+                                                 grad.getScaleAttr());
+        });
   }
 };
 
@@ -150,17 +150,14 @@ struct FusedLayerNormBufferization
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
     auto ln = cast<FusedLayerNormOp>(op);
-    FailureOr<SmallVector<Value>> in =
-        getBuffers(rewriter, {ln.getInput(), ln.getWeight(), ln.getBias()},
-                   options, state);
-    if (failed(in))
-      return failure();
-    SmallVector<Value> out = allocResults(rewriter, op);
-    FusedLayerNormBuffersOp::create(rewriter, op->getLoc(), (*in)[0], (*in)[1],
-                                    (*in)[2], out[0], out[1], out[2],
-                                    ln.getEpsAttr());
-    replaceOpWithBufferizedValues(rewriter, op, out);
-    return success();
+    return bufferizeIntoFresh(
+        rewriter, op,
+        SmallVector<Value>{ln.getInput(), ln.getWeight(), ln.getBias()},
+        options, state, [&](ArrayRef<Value> in, ArrayRef<Value> out) {
+          FusedLayerNormBuffersOp::create(rewriter, op->getLoc(), in[0], in[1],
+                                          in[2], out[0], out[1], out[2],
+                                          ln.getEpsAttr());
+        });
   }
 };
 
@@ -170,16 +167,13 @@ struct FusedLayerNormGradBufferization
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
-    FailureOr<SmallVector<Value>> in =
-        getBuffers(rewriter, op->getOperands(), options, state);
-    if (failed(in))
-      return failure();
-    SmallVector<Value> out = allocResults(rewriter, op);
-    FusedLayerNormGradBuffersOp::create(rewriter, op->getLoc(), (*in)[0],
-                                        (*in)[1], (*in)[2], (*in)[3], (*in)[4],
-                                        out[0], out[1], out[2]);
-    replaceOpWithBufferizedValues(rewriter, op, out);
-    return success();
+    auto grad = cast<FusedLayerNormGradOp>(op);
+    return bufferizeIntoFresh(rewriter, op, grad->getOperands(), options, state,
+                              [&](ArrayRef<Value> in, ArrayRef<Value> out) {
+                                FusedLayerNormGradBuffersOp::create(
+                                    rewriter, op->getLoc(), in[0], in[1], in[2],
+                                    in[3], in[4], out[0], out[1], out[2]);
+                              });
   }
 };
 
@@ -190,14 +184,11 @@ struct MultiTensorSumSquaresBufferization
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
     auto sum = cast<MultiTensorSumSquaresOp>(op);
-    FailureOr<SmallVector<Value>> in =
-        getBuffers(rewriter, sum.getTensors(), options, state);
-    if (failed(in))
-      return failure();
-    SmallVector<Value> out = allocResults(rewriter, op);
-    MultiTensorSumSquaresBuffersOp::create(rewriter, op->getLoc(), *in, out[0]);
-    replaceOpWithBufferizedValues(rewriter, op, out);
-    return success();
+    return bufferizeIntoFresh(rewriter, op, sum.getTensors(), options, state,
+                              [&](ArrayRef<Value> in, ArrayRef<Value> out) {
+                                MultiTensorSumSquaresBuffersOp::create(
+                                    rewriter, op->getLoc(), in, out[0]);
+                              });
   }
 };
 

@@ -448,6 +448,15 @@ static CUresult checkLimits(const struct CUfunc_st *f, const unsigned g[3],
   const unsigned kMaxThreads = 1024,
                  kMaxSharedMemory = MIXEMU_SHARED_WINDOW_BYTES;
   const char *name = f->name;
+  /* PTX ISA 8.0, which the kernels are written in, allows 4 KiB of
+     parameters (ptxas refuses more); each is 8 bytes here. */
+  const long long kMaxParameterBytes = 4096;
+  if (f->nparams * 8 > kMaxParameterBytes)
+    return mixemuError(CUDA_ERROR_INVALID_VALUE,
+                       "kernel %s takes %lld bytes of parameters (%lld of 8 "
+                       "bytes), more than the %lld of a PTX 8.0 kernel",
+                       name, (long long)f->nparams * 8, (long long)f->nparams,
+                       kMaxParameterBytes);
   if (!g[0] || !g[1] || !g[2] || !b[0] || !b[1] || !b[2])
     return mixemuError(CUDA_ERROR_INVALID_VALUE,
                        "kernel %s: a launch of (%u, %u, %u) blocks of (%u, "

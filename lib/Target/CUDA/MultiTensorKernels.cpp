@@ -10,9 +10,12 @@
 //     a block for each chunk of each of its tensors; a block finds its
 //     tensor by comparing its index with the (static) first block of each
 //     tensor, selecting that tensor's buffers as views of one type;
-//   * a launch takes at most kMaxPointers buffers (the kernel parameters
-//     of the bare-pointer convention, 8 bytes each, within the 4 KiB that
-//     every CUDA device accepts), so a long list of tensors takes a few;
+//   * a launch takes as many tensors as keep its kernel's parameters
+//     within the 4 KiB that PTX 8.0 allows: 8 bytes for each buffer (the
+//     bare-pointer convention; more for a view whose layout is dynamic)
+//     and for each of the per-tensor constants that the outlining passes
+//     as arguments (the first block, the size and the index), so a long
+//     list of tensors takes a few launches;
 //   * the sum of squares writes one partial sum a block (a warp-shuffle
 //     and workgroup reduction) and a last launch of one block adds the
 //     partials in a fixed order: no atomics, the same result every run;
@@ -41,9 +44,11 @@ namespace {
 constexpr int64_t kBlock = 256;
 constexpr int64_t kPerThread = 16;
 constexpr int64_t kChunk = kBlock * kPerThread;
-/// Buffers one launch may take: 4 KiB of 8-byte parameters, less room for
-/// the few that are not tensors'.
-constexpr int64_t kMaxPointers = 4096 / 8 - 8;
+/// The 8-byte kernel parameters a launch may take (4 KiB), less room for
+/// those that are not a tensor's (hyperparameters, float constants).
+constexpr int64_t kMaxParameters = 4096 / 8 - 32;
+/// The constants of each tensor that the kernel takes as parameters.
+constexpr int64_t kConstantsPerTensor = 3;
 
 /// The element count of a statically shaped buffer.
 int64_t numElements(Value buffer) {
@@ -113,13 +118,35 @@ BlockTensor selectTensor(Emitter &e, Value block,
   return t;
 }
 
-/// Cuts \p count tensors, \p perTensor buffers each, into groups of at
-/// most kMaxPointers buffers a launch: [begin, end) of each.
-SmallVector<std::pair<size_t, size_t>> groups(size_t count, int64_t perTensor) {
-  size_t most = std::max<int64_t>(1, kMaxPointers / perTensor);
+/// The kernel parameters \p buffer takes: its pointer, and the offset
+/// and strides of its layout that are not static.
+int64_t parametersOf(Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return 1 + 1 + type.getRank();
+  return 1 + ShapedType::isDynamic(offset) +
+         llvm::count_if(strides, ShapedType::isDynamic);
+}
+
+/// Cuts the tensors (each row of \p buffers: one tensor's buffers) into
+/// groups whose launch stays within kMaxParameters: [begin, end) of each.
+SmallVector<std::pair<size_t, size_t>>
+groups(ArrayRef<SmallVector<Value>> buffers) {
   SmallVector<std::pair<size_t, size_t>> result;
-  for (size_t begin = 0; begin < count; begin += most)
-    result.emplace_back(begin, std::min(count, begin + most));
+  int64_t used = 0;
+  for (auto [i, row] : llvm::enumerate(buffers)) {
+    int64_t cost = kConstantsPerTensor;
+    for (Value buffer : row)
+      cost += parametersOf(buffer);
+    if (result.empty() || used + cost > kMaxParameters) {
+      result.emplace_back(i, i);
+      used = 0;
+    }
+    result.back().second = i + 1;
+    used += cost;
+  }
   return result;
 }
 
@@ -135,11 +162,13 @@ void lowerSumSquares(MultiTensorSumSquaresBuffersOp op) {
       allocOnDevice(builder, e.loc, MemRefType::get({totalBlocks}, f32));
 
   // A partial sum for each chunk.
+  SmallVector<SmallVector<Value>> all;
+  for (Value t : op.getTensors())
+    all.push_back({t});
   int64_t offset = 0;
-  for (auto [begin, end] : groups(op.getTensors().size(), 1)) {
-    SmallVector<SmallVector<Value>> rows;
-    for (size_t i = begin; i < end; ++i)
-      rows.push_back({op.getTensors()[i]});
+  for (auto [begin, end] : groups(all)) {
+    ArrayRef<SmallVector<Value>> rows =
+        ArrayRef<SmallVector<Value>>(all).slice(begin, end - begin);
     Chunks chunks(ArrayRef<int64_t>(sizes).slice(begin, end - begin));
     OpBuilder::InsertionGuard guard(builder);
     gpu::LaunchOp launch =
@@ -195,11 +224,13 @@ void lowerAdamW(MultiTensorAdamWBuffersOp op) {
   for (Value p : op.getParams())
     sizes.push_back(numElements(p));
 
-  for (auto [begin, end] : groups(n, 4)) {
-    SmallVector<SmallVector<Value>> rows;
-    for (size_t i = begin; i < end; ++i)
-      rows.push_back(
-          {op.getParams()[i], op.getGrads()[i], op.getM()[i], op.getV()[i]});
+  SmallVector<SmallVector<Value>> all;
+  for (size_t i = 0; i < n; ++i)
+    all.push_back(
+        {op.getParams()[i], op.getGrads()[i], op.getM()[i], op.getV()[i]});
+  for (auto [begin, end] : groups(all)) {
+    ArrayRef<SmallVector<Value>> rows =
+        ArrayRef<SmallVector<Value>>(all).slice(begin, end - begin);
     Chunks chunks(ArrayRef<int64_t>(sizes).slice(begin, end - begin));
     OpBuilder::InsertionGuard guard(builder);
     gpu::LaunchOp launch =

@@ -297,9 +297,10 @@ def MixMultiTensorKernelsPass
     `mix.multi_tensor_adamw_buffers` to launches over many tensors each
     (multi_tensor_apply): the tensors are cut into chunks of 4096
     elements, a block a chunk, and a block selects its tensor's buffers by
-    comparing its index with each tensor's first block; a launch takes at
-    most 504 buffers (the kernel parameters fit the 4 KiB every CUDA
-    device accepts).
+    comparing its index with each tensor's first block; a launch takes as
+    many tensors as keep the kernel's parameters (8 bytes for each buffer,
+    more for a dynamic layout, and for each tensor's constants) within the
+    4 KiB of a PTX 8.0 kernel.
       * sum of squares: a partial sum a chunk (256 threads, 16 elements
         each, warp shuffles and workgroup memory), then one block adds the
         partials in a fixed order (deterministic, no atomics);
