@@ -226,7 +226,10 @@ void mlir::mix::buildCUDAKernelsPipeline(
   pm.addPass(createMixLaunchSerialOpsPass());
   addUpstreamPasses(pm, "convert-linalg-to-parallel-loops");
   pm.addPass(createMixParallelLoopsToGPUPass());
-  addUpstreamPasses(pm, "func.func(lower-affine,canonicalize,cse),"
+  // Constants that canonicalization hoisted out of the launches go back
+  // in, so that the kernels do not take them as parameters (4 KiB at most).
+  addUpstreamPasses(pm, "func.func(lower-affine,canonicalize,cse,"
+                        "gpu-launch-sink-index-computations),"
                         "gpu-kernel-outlining");
   pm.addPass(createMixMergeGPUModulesPass());
   pm.addPass(createMixKernelMemRefOffsetsPass());
