@@ -36,6 +36,15 @@ namespace {
 constexpr int64_t kBlock = 256;
 constexpr int64_t kMaxChunks = 128;
 
+/// A launch of a block of kBlock threads for each of \p rows rows, with
+/// two workgroup buffers of a float a warp for the block's two sums.
+gpu::LaunchOp createRowLaunch(OpBuilder &builder, Location loc, int64_t rows) {
+  Type f32 = builder.getF32Type();
+  return createLaunch(builder, loc, {rows, 1, 1}, {kBlock, 1, 1},
+                      {workgroupBuffer({kBlock / 32}, f32),
+                       workgroupBuffer({kBlock / 32}, f32)});
+}
+
 /// `sum_{i = tid; i < n; i += kBlock} term(i)`, a thread's share of a row.
 Value rowShare(Emitter &e, Value tid, int64_t n,
                llvm::function_ref<Value(Value)> term) {
@@ -48,17 +57,13 @@ Value rowShare(Emitter &e, Value tid, int64_t n,
 void lowerForward(FusedLayerNormBuffersOp op) {
   OpBuilder builder(op);
   Emitter e{builder, op.getLoc()};
-  Type f32 = builder.getF32Type();
   Value x = e.viewAs(op.getInput(), 2), y = e.viewAs(op.getResult(), 2);
   Value means = e.viewAs(op.getMean(), 1), rstds = e.viewAs(op.getRstd(), 1);
   ArrayRef<int64_t> shape = cast<MemRefType>(x.getType()).getShape();
   int64_t rows = shape[0], width = shape[1];
   float eps = static_cast<float>(op.getEps().convertToDouble());
 
-  gpu::LaunchOp launch =
-      createLaunch(builder, e.loc, {rows, 1, 1}, {kBlock, 1, 1},
-                   {workgroupBuffer({kBlock / 32}, f32),
-                    workgroupBuffer({kBlock / 32}, f32)});
+  gpu::LaunchOp launch = createRowLaunch(builder, e.loc, rows);
   builder.setInsertionPoint(&launch.getBody().front().back());
   Value row = launch.getBlockIds().x, tid = launch.getThreadIds().x;
   auto scratch = launch.getWorkgroupAttributions();
@@ -102,10 +107,7 @@ void lowerBackward(FusedLayerNormGradBuffersOp op) {
   // dinput, a block a row.
   {
     OpBuilder::InsertionGuard guard(builder);
-    gpu::LaunchOp launch =
-        createLaunch(builder, e.loc, {rows, 1, 1}, {kBlock, 1, 1},
-                     {workgroupBuffer({kBlock / 32}, f32),
-                      workgroupBuffer({kBlock / 32}, f32)});
+    gpu::LaunchOp launch = createRowLaunch(builder, e.loc, rows);
     builder.setInsertionPoint(&launch.getBody().front().back());
     Value row = launch.getBlockIds().x, tid = launch.getThreadIds().x;
     auto scratch = launch.getWorkgroupAttributions();

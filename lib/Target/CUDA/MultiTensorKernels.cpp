@@ -130,23 +130,35 @@ int64_t parametersOf(Value buffer) {
          llvm::count_if(strides, ShapedType::isDynamic);
 }
 
-/// Cuts the tensors (each row of \p buffers: one tensor's buffers) into
-/// groups whose launch stays within kMaxParameters: [begin, end) of each.
-SmallVector<std::pair<size_t, size_t>>
-groups(ArrayRef<SmallVector<Value>> buffers) {
-  SmallVector<std::pair<size_t, size_t>> result;
+/// The tensors (each row of \p buffers: one tensor's buffers, \p sizes
+/// their element counts) of one launch, and their chunks.
+struct Group {
+  size_t first; // the index of its first tensor
+  ArrayRef<SmallVector<Value>> rows;
+  Chunks chunks;
+};
+
+/// Cuts the tensors into groups whose launch stays within
+/// kMaxParameters.
+SmallVector<Group> groups(ArrayRef<SmallVector<Value>> buffers,
+                          ArrayRef<int64_t> sizes) {
+  SmallVector<std::pair<size_t, size_t>> ranges;
   int64_t used = 0;
   for (auto [i, row] : llvm::enumerate(buffers)) {
     int64_t cost = kConstantsPerTensor;
     for (Value buffer : row)
       cost += parametersOf(buffer);
-    if (result.empty() || used + cost > kMaxParameters) {
-      result.emplace_back(i, i);
+    if (ranges.empty() || used + cost > kMaxParameters) {
+      ranges.emplace_back(i, i);
       used = 0;
     }
-    result.back().second = i + 1;
+    ranges.back().second = i + 1;
     used += cost;
   }
+  SmallVector<Group> result;
+  for (auto [begin, end] : ranges)
+    result.push_back({begin, buffers.slice(begin, end - begin),
+                      Chunks(sizes.slice(begin, end - begin))});
   return result;
 }
 
@@ -166,10 +178,9 @@ void lowerSumSquares(MultiTensorSumSquaresBuffersOp op) {
   for (Value t : op.getTensors())
     all.push_back({t});
   int64_t offset = 0;
-  for (auto [begin, end] : groups(all)) {
-    ArrayRef<SmallVector<Value>> rows =
-        ArrayRef<SmallVector<Value>>(all).slice(begin, end - begin);
-    Chunks chunks(ArrayRef<int64_t>(sizes).slice(begin, end - begin));
+  for (const Group &group : groups(all, sizes)) {
+    ArrayRef<SmallVector<Value>> rows = group.rows;
+    const Chunks &chunks = group.chunks;
     OpBuilder::InsertionGuard guard(builder);
     gpu::LaunchOp launch =
         createLaunch(builder, e.loc, {chunks.blocks, 1, 1}, {kBlock, 1, 1},
@@ -228,10 +239,9 @@ void lowerAdamW(MultiTensorAdamWBuffersOp op) {
   for (size_t i = 0; i < n; ++i)
     all.push_back(
         {op.getParams()[i], op.getGrads()[i], op.getM()[i], op.getV()[i]});
-  for (auto [begin, end] : groups(all)) {
-    ArrayRef<SmallVector<Value>> rows =
-        ArrayRef<SmallVector<Value>>(all).slice(begin, end - begin);
-    Chunks chunks(ArrayRef<int64_t>(sizes).slice(begin, end - begin));
+  for (const Group &group : groups(all, sizes)) {
+    ArrayRef<SmallVector<Value>> rows = group.rows;
+    const Chunks &chunks = group.chunks;
     OpBuilder::InsertionGuard guard(builder);
     gpu::LaunchOp launch =
         createLaunch(builder, e.loc, {chunks.blocks, 1, 1}, {kBlock, 1, 1}, {});
@@ -240,10 +250,11 @@ void lowerAdamW(MultiTensorAdamWBuffersOp op) {
     BlockTensor t = selectTensor(e, block, rows, chunks);
     // Whether the block's tensor decays: a select on its index.
     Value decays = arith::ConstantIntOp::create(builder, e.loc, 0, 1);
-    for (size_t i = begin; i < end; ++i)
+    for (size_t i = group.first; i < group.first + rows.size(); ++i)
       if (decay[i])
-        decays = arith::OrIOp::create(builder, e.loc, decays,
-                                      e.eq(t.index, e.idx(int64_t(i - begin))));
+        decays = arith::OrIOp::create(
+            builder, e.loc, decays,
+            e.eq(t.index, e.idx(int64_t(i - group.first))));
     Value lr = e.load(op.getHyper(), {e.idx(0)});
     Value bc1 = e.load(op.getHyper(), {e.idx(1)});
     Value bc2 = e.load(op.getHyper(), {e.idx(2)});
