@@ -1,7 +1,8 @@
 """The report mix-run prints with MIXRT_CUDA_PROFILE=1 (docs/cuda.md, "The
 profile and the H200 estimate"), as regular expressions: one heading a
 report, its table of kernels (name, launches, bytes read, bytes written,
-float operations; "?" where the compiler made no estimate) and of product sites (site,
+float operations on the CUDA cores and on the tensor cores; "?" where the
+compiler made no estimate) and of product sites (site,
 calls, batch x m x n x k, GFLOP), and the H200 estimate line after it.
 Shared by the tests that check the report and the benchmark that
 tabulates it.
@@ -12,14 +13,16 @@ HEADING = re.compile(
     r"^mixrt cuda profile: (?P<title>.*?): (?P<launches>\d+) kernel launches "
     r"\((?P<kernels>\d+) kernels\), (?P<read>\d+) bytes read and "
     r"(?P<written>\d+) written, (?P<kernel_gflop>[0-9.e+-]+) GFLOP of "
-    r"arithmetic \(compiler's estimate\); (?P<memsets>\d+) "
+    r"arithmetic and (?P<mma_gflop>[0-9.e+-]+) on the tensor cores "
+    r"\(compiler's estimate\); (?P<memsets>\d+) "
     r"memsets \((?P<memset_bytes>\d+) bytes\); (?P<products>\d+) products "
     r"\((?P<gflop>[0-9.e+-]+) GFLOP, (?P<precision>TF32|BF16)\); copies: "
     r"(?P<h2d>\d+) to the device \((?P<h2d_bytes>\d+) bytes\), (?P<d2h>\d+) "
     r"from it \((?P<d2h_bytes>\d+) bytes\), (?P<d2d>\d+) on it "
     r"\((?P<d2d_bytes>\d+) bytes\)$")
 KERNEL = re.compile(
-    r"^  (\S+)\s+(\d+)\s+(-?\d+|\?)\s+(-?\d+|\?)\s+(-?\d+|\?)$")
+    r"^  (\S+)\s+(\d+)\s+(-?\d+|\?)\s+(-?\d+|\?)\s+(-?\d+|\?)"
+    r"\s+(-?\d+|\?)$")
 SITE = re.compile(r"^  (\d+)\s+(\d+) (\d+)x(\d+)x(\d+)x(\d+)\s+([0-9.e+-]+)$")
 ESTIMATE = re.compile(
     r"^mixrt cuda profile: (?P<title>.*?): H200 estimate \(a roofline sum, "

@@ -216,7 +216,9 @@ void mlir::mix::buildCUDAKernelsPipeline(
   matmuls.prefix = MIXRT_CUDA_MATMUL_PREFIX;
   pm.addPass(createMixMatmulsToLibraryCallsPass(matmuls));
   pm.addPass(createMixMemoryToDevicePass());
-  pm.addNestedPass<func::FuncOp>(createMixFlashAttentionKernelsPass());
+  MixFlashAttentionKernelsPassOptions attention;
+  attention.rounding = options.attentionRounding;
+  pm.addNestedPass<func::FuncOp>(createMixFlashAttentionKernelsPass(attention));
   pm.addNestedPass<func::FuncOp>(createMixCrossEntropyKernelsPass());
   pm.addNestedPass<func::FuncOp>(createMixLayerNormKernelsPass());
   pm.addNestedPass<func::FuncOp>(createMixMultiTensorKernelsPass());
@@ -254,6 +256,7 @@ void mlir::mix::buildCUDAKernelsPipeline(
               " O=3},"
               "gpu.module(lower-affine,expand-strided-metadata,"
               "convert-scf-to-cf,"
+              "convert-nvgpu-to-nvvm,convert-vector-to-llvm,"
               "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1},"
               "canonicalize,cse,"
               "reconcile-unrealized-casts)");
@@ -355,6 +358,11 @@ struct CUDACodegenCLOptions : PassPipelineOptions<CUDACodegenCLOptions> {
                      "without, the input is on buffers, its kernels in the "
                      "gpu dialect"),
       llvm::cl::init(true)};
+  Option<std::string> attentionRounding{
+      *this, "attention-rounding",
+      llvm::cl::desc("The flash attention kernels' tensor-core operands: "
+                     "tf32 or bf16"),
+      llvm::cl::init("tf32")};
   ListOption<std::string> entryPoints{
       *this, "entry-points",
       llvm::cl::desc("Functions that must become packed entry points")};
@@ -394,6 +402,7 @@ void mlir::mix::registerMixPipelines() {
         options.assemble = cl.assemble;
         options.emulate = cl.emulate;
         options.bufferize = cl.bufferize;
+        options.attentionRounding = cl.attentionRounding;
         options.entryPoints.assign(cl.entryPoints.begin(),
                                    cl.entryPoints.end());
         buildCUDACodegenPipeline(pm, options);

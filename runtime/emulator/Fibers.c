@@ -79,6 +79,10 @@ typedef struct {
   int32_t mode, offset, width;
   uint32_t value;
   int64_t result;
+  /* At an exchange (mode kExchange): what it gives and where it gets. */
+  const float *give;
+  float *all;
+  int32_t count;
 #ifdef MIXEMU_ASAN
   void *fakeStack;
 #endif
@@ -306,6 +310,9 @@ void mixemu_barrier(const char *site) {
 
 /* ---- Shuffles ---------------------------------------------------------- */
 
+/* mixemu_exchange waits as a shuffle of width 32 in this mode. */
+enum { kExchange = -1 };
+
 /* Checks the shuffle that lane lead of warp `warp` (lanes threads from
    `first`) waits at: every lane it needs is there, and no other.
    Otherwise ends the launch. */
@@ -406,6 +413,17 @@ static int completeShuffles(void) {
       continue;
     checkShuffle(first / kWarpSize, first, lanes, lead);
     int64_t width = lead->width;
+    if (lead->mode == kExchange) {
+      /* Every lane at the same site runs the same exchange. */
+      for (int64_t k = 0; k < width; ++k)
+        for (int64_t j = 0; j < width; ++j)
+          memcpy(lane[k].all + j * lane[j].count, lane[j].give,
+                 sizeof(float) * (size_t)lane[j].count);
+      for (int64_t k = 0; k < width; ++k)
+        lane[k].state = kRunnable;
+      completed = 1;
+      continue;
+    }
     for (int64_t k = 0; k < width; ++k) {
       Fiber *f = &lane[k];
       int64_t j;
@@ -451,6 +469,22 @@ int64_t mixemu_shuffle(const char *site, int32_t mode, int32_t value,
   f->site = site;
   switchToScheduler(f);
   return f->result;
+}
+
+void mixemu_exchange(const char *site, const float *give, int32_t count,
+                     float *all) {
+  Fiber *f = block.current;
+  if (!f)
+    notOnFiber("an exchange");
+  f->mode = kExchange;
+  f->offset = 0;
+  f->width = kWarpSize;
+  f->give = give;
+  f->all = all;
+  f->count = count;
+  f->state = kAtShuffle;
+  f->site = site;
+  switchToScheduler(f);
 }
 
 /* ---- Blocks ------------------------------------------------------------ */

@@ -303,6 +303,7 @@ typedef struct {
   char *name;
   long long read, written; /* one launch's bytes; -1: not estimated */
   long long flops;         /* one launch's float operations; -1: likewise */
+  long long mmaFlops;      /* and on the tensor cores; -1: likewise */
   uint64_t launches;
 } KernelCount;
 
@@ -333,7 +334,7 @@ static int profileOn(void) {
 
 /* The estimate of kernel `name` from the compiler's table. */
 static void lookUpTraffic(KernelCount *k) {
-  k->read = k->written = k->flops = -1;
+  k->read = k->written = k->flops = k->mmaFlops = -1;
   if (!mixrt_kernel_traffic)
     return;
   size_t length = strlen(k->name);
@@ -343,8 +344,8 @@ static void lookUpTraffic(KernelCount *k) {
       end = line + strlen(line);
     if ((size_t)(end - line) > length && strncmp(line, k->name, length) == 0 &&
         line[length] == ' ') {
-      sscanf(line + length, "%lld %lld %lld", &k->read, &k->written,
-             &k->flops);
+      sscanf(line + length, "%lld %lld %lld %lld", &k->read, &k->written,
+             &k->flops, &k->mmaFlops);
       return;
     }
     line = *end ? end + 1 : end;
@@ -378,7 +379,7 @@ static void profileFunction(CUfunction function, const char *name) {
       }
       kernelCounts = grown;
       strcpy(copy, name);
-      KernelCount k = {copy, -1, -1, -1, 0};
+      KernelCount k = {copy, -1, -1, -1, -1, 0};
       lookUpTraffic(&k);
       kernelCounts[numKernelCounts++] = k;
     }
@@ -402,6 +403,7 @@ static void profileLaunch(CUfunction function) {
     counts.kernelBytesRead += k->read > 0 ? (uint64_t)k->read : 0;
     counts.kernelBytesWritten += k->written > 0 ? (uint64_t)k->written : 0;
     counts.kernelFlops += k->flops > 0 ? (double)k->flops : 0;
+    counts.kernelMmaFlops += k->mmaFlops > 0 ? (double)k->mmaFlops : 0;
     return;
   }
 }
@@ -452,14 +454,15 @@ static void printProfile(const char *title) {
   fprintf(stderr,
           "mixrt cuda profile: %s: %llu kernel launches (%lld kernels), "
           "%llu bytes read and %llu written, %.6g GFLOP of arithmetic "
-          "(compiler's estimate); %llu "
+          "and %.6g on the tensor cores (compiler's estimate); %llu "
           "memsets (%llu bytes); %llu products (%.6g GFLOP, %s); copies: "
           "%llu to the device (%llu bytes), %llu from it (%llu bytes), %llu "
           "on it (%llu bytes)\n",
           title ? title : "", (unsigned long long)counts.launches,
           (long long)used, (unsigned long long)counts.kernelBytesRead,
           (unsigned long long)counts.kernelBytesWritten,
-          counts.kernelFlops * 1e-9, (unsigned long long)counts.memsets,
+          counts.kernelFlops * 1e-9, counts.kernelMmaFlops * 1e-9,
+          (unsigned long long)counts.memsets,
           (unsigned long long)counts.memsetBytes,
           (unsigned long long)counts.matmuls, counts.matmulFlops * 1e-9,
           counts.matmulBF16 ? "BF16" : "TF32",
@@ -479,18 +482,20 @@ static void printProfile(const char *title) {
   if (sorted)
     qsort(sorted, (size_t)n, sizeof(KernelCount), byTraffic);
   if (n)
-    fprintf(stderr, "  %-40s %8s %14s %14s %14s\n", "kernel", "launches",
-            "bytes read", "bytes written", "flops");
+    fprintf(stderr, "  %-40s %8s %14s %14s %14s %14s\n", "kernel",
+            "launches", "bytes read", "bytes written", "flops", "mma flops");
   for (int64_t i = 0; i < n; ++i) {
-    char read[32], written[32], flops[32];
+    char read[32], written[32], flops[32], mmaFlops[32];
     snprintf(read, sizeof read, "%lld", sorted[i].read);
     snprintf(written, sizeof written, "%lld", sorted[i].written);
     snprintf(flops, sizeof flops, "%lld", sorted[i].flops);
-    fprintf(stderr, "  %-40s %8llu %14s %14s %14s\n", sorted[i].name,
+    snprintf(mmaFlops, sizeof mmaFlops, "%lld", sorted[i].mmaFlops);
+    fprintf(stderr, "  %-40s %8llu %14s %14s %14s %14s\n", sorted[i].name,
             (unsigned long long)sorted[i].launches,
             sorted[i].read < 0 ? "?" : read,
             sorted[i].written < 0 ? "?" : written,
-            sorted[i].flops < 0 ? "?" : flops);
+            sorted[i].flops < 0 ? "?" : flops,
+            sorted[i].mmaFlops < 0 ? "?" : mmaFlops);
   }
   free(sorted);
   int header = 0;

@@ -475,6 +475,8 @@ static int compile(int argc, char **argv) {
     options.chip = cuda.chip;
     options.features = cuda.features;
     options.emulate = emulate;
+    options.attentionRounding =
+        cuda.matmul == MatmulPrecision::BF16 ? "bf16" : "tf32";
     if (failed(phase(
             emulate ? "lower to kernels (emulated)" : "lower to kernels (NVVM)",
             [&](OpPassManager &pm) { buildCUDAKernelsPipeline(pm, options); })))

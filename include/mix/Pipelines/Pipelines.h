@@ -107,6 +107,9 @@ struct CUDACodegenPipelineOptions {
   /// of kernels whose threads work together: bufferization's deallocation
   /// refuses gpu.barrier, which declares no memory effects).
   bool bufferize = true;
+  /// How the flash attention kernels round their tensor-core operands:
+  /// "tf32" or "bf16" (the package's matrix products' precision).
+  std::string attentionRounding = "tf32";
   std::vector<std::string> entryPoints;
 };
 

@@ -21,7 +21,9 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/Transforms/RuntimeOpVerification.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
@@ -33,7 +35,8 @@ using namespace mlir::mix;
 
 void mlir::mix::registerCUDACodegenDialects(DialectRegistry &registry) {
   registerCodegenDialects(registry);
-  registry.insert<gpu::GPUDialect, NVVM::NVVMDialect, ub::UBDialect>();
+  registry.insert<gpu::GPUDialect, NVVM::NVVMDialect, nvgpu::NVGPUDialect,
+                  ub::UBDialect, vector::VectorDialect>();
   // convert-gpu-to-nvvm and gpu-to-llvm lower every dialect through its
   // ConvertToLLVM interface.
   arith::registerConvertArithToLLVMInterface(registry);

@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "EmulateMma.h"
+
 #include "mix/Target/CUDA/CUDACodegen.h"
 #include "mix/Target/CUDA/Passes.h"
 
@@ -149,6 +151,15 @@ struct MixEmulateKernelsPass
     if (!kernels)
       return;
     MLIRContext *ctx = &getContext();
+    // The tensor-core products' fragments, as the emulation places them,
+    // must be MLIR's.
+    nvgpu::MmaSyncOp anyMma;
+    kernels.walk([&](nvgpu::MmaSyncOp op) {
+      anyMma = op;
+      return WalkResult::interrupt();
+    });
+    if (anyMma && failed(checkMmaFragments(anyMma)))
+      return signalPassFailure();
     // A subgroup reduction becomes the butterfly of shuffles it is on a
     // device without a reduction instruction, over 32-bit values; nothing
     // else is touched (no folding).
@@ -313,6 +324,7 @@ struct MixEmulateKernelsPass
         declare(module, "mixemu_barrier",
                 FunctionType::get(ctx, {LLVM::LLVMPointerType::get(ctx)}, {}));
     bool usesBarrier = false, usesShuffle = false;
+    MmaExchange exchange;
     // Rewrite each op of the body once.
     SmallVector<Operation *> ops;
     host.walk([&](Operation *op) {
@@ -398,6 +410,28 @@ struct MixEmulateKernelsPass
         if (failed(emulateShuffle(module, shuffle, name)))
           return failure();
         usesShuffle = true;
+      } else if (auto mma = dyn_cast<nvgpu::MmaSyncOp>(op)) {
+        if (!exchange.exchange) {
+          // The lane's buffers, once a kernel.
+          OpBuilder entryBuilder = OpBuilder::atBlockBegin(&entry);
+          Type f32 = Float32Type::get(ctx);
+          auto give = MemRefType::get({kMmaGivenFloats}, f32);
+          auto all = MemRefType::get({kWarpSize * kMmaGivenFloats}, f32);
+          exchange.give = memref::AllocaOp::create(entryBuilder, loc, give);
+          exchange.all = memref::AllocaOp::create(entryBuilder, loc, all);
+          exchange.exchange =
+              declare(module, "mixemu_exchange",
+                      FunctionType::get(ctx,
+                                        {LLVM::LLVMPointerType::get(ctx), give,
+                                         IntegerType::get(ctx, 32), all},
+                                        {}));
+        }
+        exchange.site = siteOf(module, ob, op);
+        exchange.lane =
+            arith::RemUIOp::create(ob, opLoc, linearThread(), getWarpSize());
+        if (failed(emulateMma(mma, exchange)))
+          return failure();
+        usesShuffle = true;
       } else if (auto check = dyn_cast<cf::AssertOp>(op)) {
         // A failed check calls the emulator, which names the kernel and
         // ends the launch: cf.assert's own lowering would abort mix-run.
@@ -410,6 +444,8 @@ struct MixEmulateKernelsPass
                                << "` is not run by the CUDA emulator yet";
       }
     }
+    if (exchange.exchange && failed(eraseDeadFragments(host)))
+      return failure();
     if (usesBarrier)
       host->setAttr(kEmulatedUsesBarrierAttr, UnitAttr::get(ctx));
     if (usesShuffle)

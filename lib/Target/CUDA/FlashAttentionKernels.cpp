@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelEmitter.h"
+#include "WarpMma.h"
 
 #include "mix/Dialect/Mix/IR/MixFusedOps.h"
 #include "mix/Target/CUDA/CUDACodegen.h"
@@ -40,16 +41,18 @@ namespace mlir::mix {
 } // namespace mlir::mix
 
 namespace {
-/// Rows (queries or keys) a block, one a thread.
+/// Rows (queries or keys) a block: 16 a warp, the rows of the tensor
+/// cores' products.
 constexpr int64_t kRows = 64;
+constexpr int64_t kThreads = kRows / 16 * 32;
 /// Floats of each workgroup tile: 16 KiB, two tiles a kernel.
 constexpr int64_t kTileFloats = 4096;
 
-/// Rows of a workgroup tile of vectors of \p headDim floats: up to 64, a
-/// power of two, at least one.
-int64_t tileRows(int64_t headDim) {
+/// Rows of a workgroup tile of vectors of \p paddedDim floats: up to 64, a
+/// power of two, at least 8 (the products' k).
+int64_t tileRows(int64_t paddedDim) {
   int64_t rows = kRows;
-  while (rows > 1 && rows * headDim > kTileFloats)
+  while (rows > 8 && rows * paddedDim > kTileFloats)
     rows /= 2;
   return rows;
 }
@@ -58,13 +61,19 @@ int64_t tileRows(int64_t headDim) {
 /// key, 1 = the value; or 0 = q, 1 = dout) of the row `row`, which the
 /// caller keeps in bounds.
 using RowLoad = std::function<Value(Emitter &, Value row, Value c, int part)>;
+/// An element of a matrix held in memory, (row, column) kept in bounds by
+/// the caller.
+using ElementLoad = std::function<Value(Value row, Value c)>;
 
 /// What every kernel of one attention knows: its sizes and the current
 /// block's (batch row, head) and the columns of its head.
 struct Attention {
   AttentionShape shape;
+  /// The head's width rounded up to the products' 8 (zero columns).
+  int64_t padded;
   int64_t tile;
   double scale;
+  OperandRounding rounding;
   Value qkv, prefixK, prefixV;
 
   /// Column of element `c` of part `part` (0 q, 1 k, 2 v) of head `h`.
@@ -92,61 +101,145 @@ struct Attention {
   Value streamOf(Emitter &e, Value batch) const {
     return e.divi(batch, e.idx(shape.batch / shape.streams));
   }
+  /// Column `c` of head `h` in a (B, S, d) tensor.
+  Value headColumn(Emitter &e, Value h, Value c) const {
+    return e.addi(e.muli(h, e.idx(shape.headDim)), c);
+  }
 };
 
 /// Loads rows [first, first + tile) of the two parts of \p rows into the
-/// workgroup tiles \p part0 and \p part1 (tile x dh), rows at or past
-/// \p end as zeros, between barriers; every thread of the block calls it.
-/// Part 0 is multiplied by \p scale0.
-void loadTile(Emitter &e, const Attention &a, Value tid, Value first, Value end,
-              const RowLoad &rows, Value part0, Value part1, Value scale0) {
-  int64_t dh = a.shape.headDim;
+/// workgroup tiles \p part0 and \p part1 (tile x padded), rounded as the
+/// products' operands, rows at or past \p end and columns past the head
+/// as zeros, between barriers; every thread of the block calls it. Part 0
+/// is multiplied by \p scale0 first.
+void loadTile(Emitter &e, WarpMma &m, const Attention &a, Value tid,
+              Value first, Value end, const RowLoad &rows, Value part0,
+              Value part1, Value scale0) {
+  int64_t dp = a.padded, dh = a.shape.headDim;
   e.barrier();
-  e.loop(
-      tid, e.idx(a.tile * dh), e.idx(kRows), {}, [&](Value flat, ValueRange) {
-        Value r = e.divi(flat, e.idx(dh)), c = e.remi(flat, e.idx(dh));
-        Value row = e.addi(first, r);
-        Value inside = e.lt(row, end);
-        Value clamped = e.mini(row, e.subi(end, e.idx(1)));
-        Value zero = e.f32(0.0);
-        Value v0 = e.mulf(rows(e, clamped, c, 0), scale0);
-        e.store(e.select(inside, v0, zero), part0, {r, c});
-        e.store(e.select(inside, rows(e, clamped, c, 1), zero), part1, {r, c});
-        return SmallVector<Value>();
-      });
+  e.loop(tid, e.idx(a.tile * dp), e.idx(kThreads), {},
+         [&](Value flat, ValueRange) {
+           Value r = e.divi(flat, e.idx(dp)), c = e.remi(flat, e.idx(dp));
+           Value row = e.addi(first, r);
+           Value inside = e.andi(e.lt(row, end), e.lt(c, e.idx(dh)));
+           Value cr = e.mini(row, e.subi(end, e.idx(1)));
+           Value cc = e.mini(c, e.idx(dh - 1));
+           Value zero = e.f32(0.0);
+           Value v0 = m.round(e.mulf(rows(e, cr, cc, 0), scale0));
+           Value v1 = m.round(rows(e, cr, cc, 1));
+           e.store(e.select(inside, v0, zero), part0, {r, c});
+           e.store(e.select(inside, v1, zero), part1, {r, c});
+           return SmallVector<Value>();
+         });
   e.barrier();
-}
-
-/// The dot product of the thread's private vector \p vec with row \p r of
-/// the workgroup tile \p tile.
-Value dotRow(Emitter &e, int64_t dh, Value vec, Value tile, Value r) {
-  return e.sum(dh, e.f32(0.0), [&](Value c) {
-    return e.mulf(e.load(vec, {c}), e.load(tile, {r, c}));
-  });
 }
 
 /// The blocks' common frame: a launch of (tiles of 64 rows of `rows`,
-/// heads, `third`), the thread's row and its clamped form.
+/// heads, `third`) with four warps of 16 rows, the thread's lane and its
+/// warp's first row.
 struct Frame {
   gpu::LaunchOp launch;
-  Value tid, first, row, clamped, inside, h, z;
+  Value tid, lane, first, warpFirst, h, z;
 };
 
-Frame openFrame(Emitter &e, const Attention &a, int64_t rows, int64_t third,
-                TypeRange shared, TypeRange priv) {
+Frame openFrame(Emitter &e, int64_t rows, int64_t heads, int64_t third,
+                TypeRange shared) {
   Frame f;
-  f.launch = createLaunch(
-      e.b, e.loc, {llvm::divideCeilSigned(rows, kRows), a.shape.heads, third},
-      {kRows, 1, 1}, shared, priv);
+  f.launch = createLaunch(e.b, e.loc,
+                          {llvm::divideCeilSigned(rows, kRows), heads, third},
+                          {kThreads, 1, 1}, shared, {});
   e.b.setInsertionPoint(&f.launch.getBody().front().back());
   f.tid = f.launch.getThreadIds().x;
+  f.lane = e.remi(f.tid, e.idx(32));
   f.first = e.muli(f.launch.getBlockIds().x, e.idx(kRows));
-  f.row = e.addi(f.first, f.tid);
-  f.inside = e.lt(f.row, e.idx(rows));
-  f.clamped = e.mini(f.row, e.idx(rows - 1));
+  f.warpFirst = e.addi(f.first, e.muli(e.divi(f.tid, e.idx(32)), e.idx(16)));
   f.h = f.launch.getBlockIds().y;
   f.z = f.launch.getBlockIds().z;
   return f;
+}
+
+/// The A fragments of the warp's 16 rows of a (rows x dh) matrix, one
+/// for each 8 columns of the padded head: \p at(row, c) times \p scale,
+/// rounded; rows past the end repeat the last (their results are never
+/// stored), columns past the head are zeros.
+SmallVector<WarpMma::AFrag>
+loadRowFragments(Emitter &e, WarpMma &m, const Attention &a, Value warpFirst,
+                 int64_t rows, const ElementLoad &at, double scale) {
+  int64_t dh = a.shape.headDim;
+  SmallVector<WarpMma::AFrag> frags;
+  for (int64_t s = 0; s < a.padded / 8; ++s) {
+    WarpMma::AFrag frag;
+    for (int v = 0; v < 4; ++v) {
+      Value row = e.mini(e.addi(warpFirst, m.aRow(v)), e.idx(rows - 1));
+      Value c = e.addi(e.idx(8 * s), m.aCol(v));
+      Value x = at(row, e.mini(c, e.idx(dh - 1)));
+      if (scale != 1.0)
+        x = e.mulf(x, e.f32(scale));
+      frag[v] = e.select(e.lt(c, e.idx(dh)), m.round(x), e.f32(0.0));
+    }
+    frags.push_back(frag);
+  }
+  return frags;
+}
+
+/// The warp's 16 x 8 product of its row fragments \p rows with rows
+/// [8j, 8j + 8) of the workgroup tile \p tile, transposed: the scores of
+/// the warp's rows against 8 keys (or queries) of the tile.
+WarpMma::Acc productWithRows(Emitter &e, WarpMma &m,
+                             ArrayRef<WarpMma::AFrag> rows, Value tile,
+                             int64_t j) {
+  WarpMma::Acc acc = m.zero();
+  Value r = e.addi(e.idx(8 * j), m.g);
+  for (auto [s, frag] : llvm::enumerate(rows)) {
+    std::array<Value, 2> b;
+    for (int v = 0; v < 2; ++v)
+      b[v] = e.load(tile, {r, e.addi(e.idx(8 * s), m.bRow(v))});
+    acc = m.mma(frag, b, acc);
+  }
+  return acc;
+}
+
+/// Adds to each accumulator `accs[u]` (columns [8u, 8u + 8) of the head)
+/// the product of \p left (a 16 x 8 A fragment over rows [8j, 8j + 8) of
+/// the workgroup tile) with that tile's rows.
+void accumulateTileRows(Emitter &e, WarpMma &m, const WarpMma::AFrag &left,
+                        Value tile, int64_t j,
+                        MutableArrayRef<WarpMma::Acc> accs) {
+  for (auto [u, acc] : llvm::enumerate(accs)) {
+    Value c = e.addi(e.idx(8 * u), m.g);
+    std::array<Value, 2> b;
+    for (int v = 0; v < 2; ++v)
+      b[v] = e.load(tile, {e.addi(e.idx(8 * j), m.bRow(v)), c});
+    acc = m.mma(left, b, acc);
+  }
+}
+
+/// Accumulators as the values a loop carries, and back.
+void flatten(ArrayRef<WarpMma::Acc> accs, SmallVectorImpl<Value> &out) {
+  for (const WarpMma::Acc &acc : accs)
+    out.append(acc.begin(), acc.end());
+}
+SmallVector<WarpMma::Acc> unflatten(ValueRange values, int64_t count) {
+  SmallVector<WarpMma::Acc> accs(count);
+  for (int64_t u = 0; u < count; ++u)
+    for (int v = 0; v < 4; ++v)
+      accs[u][v] = values[4 * u + v];
+  return accs;
+}
+
+/// Stores, for each element of the accumulators \p accs (columns [8u,
+/// 8u + 8) of the head) whose row (\p rowOf the element's i = v / 2) is
+/// below \p rows and whose column is in the head, \p store(row, c, value).
+void storeRows(Emitter &e, WarpMma &m, const Attention &a,
+               ArrayRef<WarpMma::Acc> accs, ArrayRef<Value> rowOf, int64_t rows,
+               llvm::function_ref<void(Value row, Value c, Value v)> store) {
+  for (size_t u = 0; u < accs.size(); ++u)
+    for (int v = 0; v < 4; ++v) {
+      Value row = rowOf[v / 2];
+      Value c = e.addi(e.idx(8 * u), m.accCol(v));
+      e.when(e.andi(e.lt(row, e.idx(rows)), e.lt(c, e.idx(a.shape.headDim))),
+             [&] { store(row, c, accs[u][v]); });
+    }
 }
 
 //===----------------------------------------------------------------------===//
@@ -156,180 +249,215 @@ Frame openFrame(Emitter &e, const Attention &a, int64_t rows, int64_t third,
 void lowerForward(FlashAttentionBuffersOp op, const Attention &a) {
   OpBuilder builder(op);
   Emitter e{builder, op.getLoc()};
-  int64_t dh = a.shape.headDim, tile = a.tile;
+  int64_t dp = a.padded, tile = a.tile, seq = a.shape.seq;
+  int64_t steps = dp / 8, groups = tile / 8;
   Type f32 = builder.getF32Type();
   Frame f = openFrame(
-      e, a, a.shape.seq, a.shape.batch,
-      {workgroupBuffer({tile, dh}, f32), workgroupBuffer({tile, dh}, f32)},
-      {privateBuffer({dh}, f32), privateBuffer({dh}, f32),
-       privateBuffer({tile}, f32)});
+      e, seq, a.shape.heads, a.shape.batch,
+      {workgroupBuffer({tile, dp}, f32), workgroupBuffer({tile, dp}, f32)});
   Value keys = f.launch.getWorkgroupAttributions()[0];
   Value values = f.launch.getWorkgroupAttributions()[1];
-  Value q = f.launch.getPrivateAttributions()[0];
-  Value acc = f.launch.getPrivateAttributions()[1];
-  Value p = f.launch.getPrivateAttributions()[2];
-  Value batch = f.z, qi = f.row;
-  Value one = e.f32(1.0);
+  WarpMma m(e, a.rounding, f.lane);
+  Value batch = f.z, one = e.f32(1.0);
+  // The lane's two query rows (accumulator rows g and g + 8).
+  Value rowOf[2] = {e.addi(f.warpFirst, m.accRow(0)),
+                    e.addi(f.warpFirst, m.accRow(2))};
 
-  // q, scaled, and a zero accumulator.
-  e.each(dh, [&](Value c) {
-    e.store(e.mulf(a.qkvAt(e, batch, f.clamped, f.h, 0, c), e.f32(a.scale)), q,
-            {c});
-    e.store(e.f32(0.0), acc, {c});
-  });
+  // q, scaled, as the left operand of the scores.
+  SmallVector<WarpMma::AFrag> q = loadRowFragments(
+      e, m, a, f.warpFirst, seq,
+      [&](Value row, Value c) { return a.qkvAt(e, batch, row, f.h, 0, c); },
+      a.scale);
 
   // One tile of keys [t0, t0 + tile) below `end`: the online softmax
-  // update of (max, sum, acc).
-  auto tileStep = [&](Value t0, Value end, bool causal, ValueRange ml,
+  // update of (max, sum, output) for each of the lane's two rows. The sums
+  // are the lane's share (its columns), added over the group at the end.
+  auto tileStep = [&](Value t0, Value end, bool causal, ValueRange carried,
                       const RowLoad &rows) -> SmallVector<Value> {
-    loadTile(e, a, f.tid, t0, end, rows, keys, values, one);
-    Value tileMax =
-        e.loop(e.idx(0), e.idx(tile), e.idx(1), e.negInf(),
-               [&](Value r, ValueRange mx) {
-                 Value key = e.addi(t0, r);
-                 Value ok = e.lt(key, end);
-                 if (causal)
-                   ok = e.andi(ok, e.le(key, qi));
-                 Value s = e.select(ok, dotRow(e, dh, q, keys, r), e.negInf());
-                 e.store(s, p, {r});
-                 return SmallVector<Value>{e.maxf(mx[0], s)};
-               })[0];
-    Value m = ml[0], l = ml[1];
-    Value mNew = e.maxf(m, tileMax);
-    // Nothing seen yet: keep the exponents finite (every term is zero).
-    Value none = e.isNegInf(mNew);
-    Value base = e.select(none, e.f32(0.0), mNew);
-    Value corr = e.exp(e.subf(m, base));
-    Value rowSum = e.sum(tile, e.f32(0.0), [&](Value r) {
-      Value w = e.exp(e.subf(e.load(p, {r}), base));
-      e.store(w, p, {r});
-      return w;
-    });
-    e.each(dh, [&](Value c) {
-      Value start = e.mulf(e.load(acc, {c}), corr);
-      e.store(e.sum(tile, start,
-                    [&](Value r) {
-                      return e.mulf(e.load(p, {r}), e.load(values, {r, c}));
-                    }),
-              acc, {c});
-    });
-    return {mNew, e.addf(e.mulf(l, corr), rowSum)};
+    loadTile(e, m, a, f.tid, t0, end, rows, keys, values, one);
+    SmallVector<WarpMma::Acc> scores;
+    Value tileMax[2] = {e.negInf(), e.negInf()};
+    for (int64_t j = 0; j < groups; ++j) {
+      WarpMma::Acc s = productWithRows(e, m, q, keys, j);
+      for (int v = 0; v < 4; ++v) {
+        Value key = e.addi(t0, e.addi(e.idx(8 * j), m.accCol(v)));
+        Value ok = e.lt(key, end);
+        if (causal)
+          ok = e.andi(ok, e.le(key, rowOf[v / 2]));
+        s[v] = e.select(ok, s[v], e.negInf());
+        tileMax[v / 2] = e.maxf(tileMax[v / 2], s[v]);
+      }
+      scores.push_back(s);
+    }
+    SmallVector<Value> next(6);
+    Value base[2], corr[2], rowSum[2];
+    for (int i = 0; i < 2; ++i) {
+      Value mOld = carried[i];
+      Value mNew = e.maxf(mOld, m.quadMax(tileMax[i]));
+      // Nothing seen yet: keep the exponents finite (every term is zero).
+      base[i] = e.select(e.isNegInf(mNew), e.f32(0.0), mNew);
+      corr[i] = e.exp(e.subf(mOld, base[i]));
+      rowSum[i] = e.f32(0.0);
+      next[i] = mNew;
+    }
+    for (WarpMma::Acc &s : scores)
+      for (int v = 0; v < 4; ++v) {
+        s[v] = e.exp(e.subf(s[v], base[v / 2]));
+        rowSum[v / 2] = e.addf(rowSum[v / 2], s[v]);
+      }
+    for (int i = 0; i < 2; ++i)
+      next[2 + i] = e.addf(e.mulf(carried[2 + i], corr[i]), rowSum[i]);
+    SmallVector<WarpMma::Acc> out = unflatten(carried.drop_front(4), steps);
+    for (WarpMma::Acc &acc : out)
+      for (int v = 0; v < 4; ++v)
+        acc[v] = e.mulf(acc[v], corr[v / 2]);
+    for (int64_t j = 0; j < groups; ++j)
+      accumulateTileRows(e, m, m.accAsA(scores[j]), values, j, out);
+    next.resize(4);
+    flatten(out, next);
+    return next;
   };
 
-  SmallVector<Value> ml{e.negInf(), e.f32(0.0)};
+  SmallVector<Value> carried{e.negInf(), e.negInf(), e.f32(0.0), e.f32(0.0)};
+  flatten(SmallVector<WarpMma::Acc>(steps, m.zero()), carried);
   if (a.prefixK) {
     Value end = e.idx(a.shape.prefix);
     RowLoad rows = a.prefixKeys(a.streamOf(e, batch), f.h);
-    ml = e.loop(e.idx(0), end, e.idx(tile), ml,
-                [&](Value t0, ValueRange carried) {
-                  return tileStep(t0, end, /*causal=*/false, carried, rows);
-                });
+    carried = e.loop(e.idx(0), end, e.idx(tile), carried,
+                     [&](Value t0, ValueRange c) {
+                       return tileStep(t0, end, /*causal=*/false, c, rows);
+                     });
   }
   // The real keys up to the block's last query.
-  Value end = e.mini(e.addi(f.first, e.idx(kRows)), e.idx(a.shape.seq));
+  Value end = e.mini(e.addi(f.first, e.idx(kRows)), e.idx(seq));
   RowLoad rows = a.realKeys(batch, f.h);
-  ml =
-      e.loop(e.idx(0), end, e.idx(tile), ml, [&](Value t0, ValueRange carried) {
-        return tileStep(t0, end, /*causal=*/true, carried, rows);
+  carried =
+      e.loop(e.idx(0), end, e.idx(tile), carried, [&](Value t0, ValueRange c) {
+        return tileStep(t0, end, /*causal=*/true, c, rows);
       });
 
-  // Every query sees itself: the sum is positive.
-  e.when(f.inside, [&] {
-    Value inv = e.divf(one, ml[1]);
-    e.each(dh, [&](Value c) {
-      e.store(e.mulf(e.load(acc, {c}), inv), op.getResult(),
-              {batch, qi, e.addi(e.muli(f.h, e.idx(dh)), c)});
-    });
-    e.store(e.addf(ml[0], e.log(ml[1])), op.getLse(), {batch, f.h, qi});
+  // Every query sees itself: the sums are positive.
+  Value sum[2], inv[2];
+  for (int i = 0; i < 2; ++i) {
+    sum[i] = m.quadSum(carried[2 + i]);
+    inv[i] = e.divf(one, sum[i]);
+  }
+  SmallVector<WarpMma::Acc> out =
+      unflatten(ValueRange(carried).drop_front(4), steps);
+  for (WarpMma::Acc &acc : out)
+    for (int v = 0; v < 4; ++v)
+      acc[v] = e.mulf(acc[v], inv[v / 2]);
+  storeRows(e, m, a, out, rowOf, seq, [&](Value row, Value c, Value v) {
+    e.store(v, op.getResult(), {batch, row, a.headColumn(e, f.h, c)});
   });
+  Value first = e.eq(m.t, e.idx(0));
+  for (int i = 0; i < 2; ++i)
+    e.when(e.andi(first, e.lt(rowOf[i], e.idx(seq))), [&] {
+      e.store(e.addf(carried[i], e.log(sum[i])), op.getLse(),
+              {batch, f.h, rowOf[i]});
+    });
 }
 
 //===----------------------------------------------------------------------===//
 // Backward
 //===----------------------------------------------------------------------===//
 
-/// dQ: a thread a query, over the tiles of keys it sees.
+/// dQ: a warp 16 queries, over the tiles of keys they see.
 void lowerQueryGrads(FlashAttentionGradBuffersOp op, const Attention &a) {
   OpBuilder builder(op);
   Emitter e{builder, op.getLoc()};
-  int64_t dh = a.shape.headDim, tile = a.tile;
+  int64_t dp = a.padded, tile = a.tile, seq = a.shape.seq, dh = a.shape.headDim;
+  int64_t steps = dp / 8, groups = tile / 8;
   Type f32 = builder.getF32Type();
   Frame f = openFrame(
-      e, a, a.shape.seq, a.shape.batch,
-      {workgroupBuffer({tile, dh}, f32), workgroupBuffer({tile, dh}, f32)},
-      {privateBuffer({dh}, f32), privateBuffer({dh}, f32),
-       privateBuffer({dh}, f32), privateBuffer({tile}, f32)});
+      e, seq, a.shape.heads, a.shape.batch,
+      {workgroupBuffer({tile, dp}, f32), workgroupBuffer({tile, dp}, f32)});
   Value keys = f.launch.getWorkgroupAttributions()[0];
   Value values = f.launch.getWorkgroupAttributions()[1];
-  Value q = f.launch.getPrivateAttributions()[0];
-  Value dout = f.launch.getPrivateAttributions()[1];
-  Value dq = f.launch.getPrivateAttributions()[2];
-  Value ds = f.launch.getPrivateAttributions()[3];
-  Value batch = f.z, qi = f.row;
-  Value one = e.f32(1.0);
+  WarpMma m(e, a.rounding, f.lane);
+  Value batch = f.z, one = e.f32(1.0);
+  Value rowOf[2] = {e.addi(f.warpFirst, m.accRow(0)),
+                    e.addi(f.warpFirst, m.accRow(2))};
 
-  // q (scaled), dout, D = dout . out, and the row's log-sum-exp.
-  Value d = e.sum(dh, e.f32(0.0), [&](Value c) {
-    e.store(e.mulf(a.qkvAt(e, batch, f.clamped, f.h, 0, c), e.f32(a.scale)), q,
-            {c});
-    Value at = e.addi(e.muli(f.h, e.idx(dh)), c);
-    Value g = e.load(op.getDout(), {batch, f.clamped, at});
-    e.store(g, dout, {c});
-    e.store(e.f32(0.0), dq, {c});
-    return e.mulf(g, e.load(op.getOut(), {batch, f.clamped, at}));
-  });
-  Value lse = e.load(op.getLse(), {batch, f.h, f.clamped});
+  // q (scaled) and dout as left operands; D = dout . out and the
+  // log-sum-exp of each of the lane's rows.
+  SmallVector<WarpMma::AFrag> q = loadRowFragments(
+      e, m, a, f.warpFirst, seq,
+      [&](Value row, Value c) { return a.qkvAt(e, batch, row, f.h, 0, c); },
+      a.scale);
+  auto doutAt = [&](Value row, Value c) {
+    return e.load(op.getDout(), {batch, row, a.headColumn(e, f.h, c)});
+  };
+  SmallVector<WarpMma::AFrag> dout =
+      loadRowFragments(e, m, a, f.warpFirst, seq, doutAt, 1.0);
+  Value d[2], lse[2];
+  for (int i = 0; i < 2; ++i) {
+    Value row = e.mini(rowOf[i], e.idx(seq - 1));
+    // The lane's columns of the row: t, t + 4, t + 8, ...
+    Value part = e.loop(
+        m.t, e.idx(dh), e.idx(4), e.f32(0.0), [&](Value c, ValueRange acc) {
+          Value x = e.mulf(
+              doutAt(row, c),
+              e.load(op.getOut(), {batch, row, a.headColumn(e, f.h, c)}));
+          return SmallVector<Value>{e.addf(acc[0], x)};
+        })[0];
+    d[i] = m.quadSum(part);
+    lse[i] = e.load(op.getLse(), {batch, f.h, row});
+  }
 
-  auto tileStep = [&](Value t0, Value end, bool causal, const RowLoad &rows) {
-    loadTile(e, a, f.tid, t0, end, rows, keys, values, one);
-    e.each(tile, [&](Value r) {
-      Value key = e.addi(t0, r);
-      Value ok = e.lt(key, end);
-      if (causal)
-        ok = e.andi(ok, e.le(key, qi));
-      Value s = e.select(ok, dotRow(e, dh, q, keys, r), e.negInf());
-      Value prob = e.exp(e.subf(s, lse));
-      Value dp = dotRow(e, dh, dout, values, r);
-      e.store(e.mulf(prob, e.subf(dp, d)), ds, {r});
-    });
-    e.each(dh, [&](Value c) {
-      e.store(e.sum(tile, e.load(dq, {c}),
-                    [&](Value r) {
-                      return e.mulf(e.load(ds, {r}), e.load(keys, {r, c}));
-                    }),
-              dq, {c});
-    });
+  auto tileStep = [&](Value t0, Value end, bool causal, ValueRange carried,
+                      const RowLoad &rows) -> SmallVector<Value> {
+    loadTile(e, m, a, f.tid, t0, end, rows, keys, values, one);
+    SmallVector<WarpMma::Acc> dq = unflatten(carried, steps);
+    for (int64_t j = 0; j < groups; ++j) {
+      WarpMma::Acc s = productWithRows(e, m, q, keys, j);
+      WarpMma::Acc dpv = productWithRows(e, m, dout, values, j);
+      WarpMma::Acc ds;
+      for (int v = 0; v < 4; ++v) {
+        Value key = e.addi(t0, e.addi(e.idx(8 * j), m.accCol(v)));
+        Value ok = e.lt(key, end);
+        if (causal)
+          ok = e.andi(ok, e.le(key, rowOf[v / 2]));
+        Value prob = e.exp(e.subf(e.select(ok, s[v], e.negInf()), lse[v / 2]));
+        ds[v] = e.mulf(prob, e.subf(dpv[v], d[v / 2]));
+      }
+      accumulateTileRows(e, m, m.accAsA(ds), keys, j, dq);
+    }
+    SmallVector<Value> next;
+    flatten(dq, next);
+    return next;
   };
 
+  SmallVector<Value> carried;
+  flatten(SmallVector<WarpMma::Acc>(steps, m.zero()), carried);
   if (a.prefixK) {
     Value end = e.idx(a.shape.prefix);
     RowLoad rows = a.prefixKeys(a.streamOf(e, batch), f.h);
-    e.loop(e.idx(0), end, e.idx(tile), {}, [&](Value t0, ValueRange) {
-      tileStep(t0, end, /*causal=*/false, rows);
-      return SmallVector<Value>();
-    });
+    carried = e.loop(e.idx(0), end, e.idx(tile), carried,
+                     [&](Value t0, ValueRange c) {
+                       return tileStep(t0, end, /*causal=*/false, c, rows);
+                     });
   }
-  Value end = e.mini(e.addi(f.first, e.idx(kRows)), e.idx(a.shape.seq));
+  Value end = e.mini(e.addi(f.first, e.idx(kRows)), e.idx(seq));
   RowLoad rows = a.realKeys(batch, f.h);
-  e.loop(e.idx(0), end, e.idx(tile), {}, [&](Value t0, ValueRange) {
-    tileStep(t0, end, /*causal=*/true, rows);
-    return SmallVector<Value>();
-  });
+  carried =
+      e.loop(e.idx(0), end, e.idx(tile), carried, [&](Value t0, ValueRange c) {
+        return tileStep(t0, end, /*causal=*/true, c, rows);
+      });
 
-  e.when(f.inside, [&] {
-    e.each(dh, [&](Value c) {
-      e.store(e.mulf(e.load(dq, {c}), e.f32(a.scale)), op.getDqkv(),
-              {batch, qi, a.column(e, f.h, 0, c)});
-    });
-  });
+  storeRows(e, m, a, unflatten(carried, steps), rowOf, seq,
+            [&](Value row, Value c, Value v) {
+              e.store(e.mulf(v, e.f32(a.scale)), op.getDqkv(),
+                      {batch, row, a.column(e, f.h, 0, c)});
+            });
 }
 
-/// dK and dV: a thread a key, over the tiles of the queries that see it.
-/// \p keyCount keys (the sequence, or a stream's prefix) in a grid of
-/// \p third (batch rows, or streams); \p key loads the thread's key and
-/// value; the queries are those of batch rows [firstBatch(z),
+/// dK and dV: a warp 16 keys, over the tiles of the queries that see
+/// them. \p keyCount keys (the sequence, or a stream's prefix) in a grid
+/// of \p third (batch rows, or streams); \p keyRows loads the block's keys
+/// and values; the queries are those of batch rows [firstBatch(z),
 /// firstBatch(z) + batchRows), causal or all; \p write stores the
-/// gradients of the thread's key.
+/// gradients of a key.
 void lowerKeyGrads(
     FlashAttentionGradBuffersOp op, const Attention &a, int64_t keyCount,
     int64_t third, bool causal, int64_t batchRows,
@@ -340,80 +468,105 @@ void lowerKeyGrads(
         write) {
   OpBuilder builder(op);
   Emitter e{builder, op.getLoc()};
-  int64_t dh = a.shape.headDim, tile = a.tile, seq = a.shape.seq;
+  int64_t dp = a.padded, tile = a.tile, seq = a.shape.seq, dh = a.shape.headDim;
+  int64_t steps = dp / 8, groups = tile / 8;
   Type f32 = builder.getF32Type();
   Frame f = openFrame(
-      e, a, keyCount, third,
-      {workgroupBuffer({tile, dh}, f32), workgroupBuffer({tile, dh}, f32),
-       workgroupBuffer({tile}, f32), workgroupBuffer({tile}, f32)},
-      {privateBuffer({dh}, f32), privateBuffer({dh}, f32),
-       privateBuffer({dh}, f32), privateBuffer({dh}, f32)});
+      e, keyCount, a.shape.heads, third,
+      {workgroupBuffer({tile, dp}, f32), workgroupBuffer({tile, dp}, f32),
+       workgroupBuffer({tile}, f32), workgroupBuffer({tile}, f32)});
   ValueRange shared = f.launch.getWorkgroupAttributions();
   Value queries = shared[0], douts = shared[1], lses = shared[2],
         ds = shared[3];
-  ValueRange priv = f.launch.getPrivateAttributions();
-  Value k = priv[0], v = priv[1], dk = priv[2], dv = priv[3];
-  Value kj = f.row;
+  WarpMma m(e, a.rounding, f.lane);
+  Value rowOf[2] = {e.addi(f.warpFirst, m.accRow(0)),
+                    e.addi(f.warpFirst, m.accRow(2))};
 
+  // The warp's keys and values as left operands (the queries in the
+  // tiles carry the scale).
   RowLoad own = keyRows(e, f.z, f.h);
-  e.each(dh, [&](Value c) {
-    e.store(own(e, f.clamped, c, 0), k, {c});
-    e.store(own(e, f.clamped, c, 1), v, {c});
-    e.store(e.f32(0.0), dk, {c});
-    e.store(e.f32(0.0), dv, {c});
-  });
+  auto part = [&](int i) -> ElementLoad {
+    return [&, i](Value row, Value c) { return own(e, row, c, i); };
+  };
+  SmallVector<WarpMma::AFrag> k =
+      loadRowFragments(e, m, a, f.warpFirst, keyCount, part(0), 1.0);
+  SmallVector<WarpMma::AFrag> v =
+      loadRowFragments(e, m, a, f.warpFirst, keyCount, part(1), 1.0);
 
   Value batch0 = firstBatch(e, f.z);
   // The first query that sees any key of the block.
   Value qStart = causal ? f.first : e.idx(0);
   Value seqEnd = e.idx(seq);
-  e.each(batchRows, [&](Value bOff) {
-    Value batch = e.addi(batch0, bOff);
-    RowLoad queryRows = [&, batch](Emitter &em, Value row, Value c, int part) {
-      if (part == 0)
-        return a.qkvAt(em, batch, row, f.h, 0, c);
-      return em.load(op.getDout(),
-                     {batch, row, em.addi(em.muli(f.h, em.idx(dh)), c)});
-    };
-    e.loop(qStart, seqEnd, e.idx(tile), {}, [&](Value q0, ValueRange) {
-      loadTile(e, a, f.tid, q0, seqEnd, queryRows, queries, douts,
-               e.f32(a.scale));
-      // The tile's log-sum-exps and D = dout . out, a thread a query.
-      e.when(e.lt(f.tid, e.idx(tile)), [&] {
-        Value row = e.mini(e.addi(q0, f.tid), e.idx(seq - 1));
-        Value d = e.sum(dh, e.f32(0.0), [&](Value c) {
-          Value at = e.addi(e.muli(f.h, e.idx(dh)), c);
-          return e.mulf(e.load(douts, {f.tid, c}),
-                        e.load(op.getOut(), {batch, row, at}));
-        });
-        e.store(d, ds, {f.tid});
-        e.store(e.load(op.getLse(), {batch, f.h, row}), lses, {f.tid});
+  SmallVector<Value> carried;
+  flatten(SmallVector<WarpMma::Acc>(2 * steps, m.zero()), carried);
+  carried = e.loop(
+      e.idx(0), e.idx(batchRows), e.idx(1), carried,
+      [&](Value bOff, ValueRange outer) -> SmallVector<Value> {
+        Value batch = e.addi(batch0, bOff);
+        auto doutAt = [&, batch](Emitter &em, Value row, Value c) {
+          return em.load(op.getDout(), {batch, row, a.headColumn(em, f.h, c)});
+        };
+        RowLoad queryRows = [&, batch](Emitter &em, Value row, Value c,
+                                       int which) {
+          return which == 0 ? a.qkvAt(em, batch, row, f.h, 0, c)
+                            : doutAt(em, row, c);
+        };
+        return e.loop(
+            qStart, seqEnd, e.idx(tile), outer,
+            [&](Value q0, ValueRange inner) -> SmallVector<Value> {
+              loadTile(e, m, a, f.tid, q0, seqEnd, queryRows, queries, douts,
+                       e.f32(a.scale));
+              // The tile's log-sum-exps and D = dout . out (unrounded), a
+              // thread a query.
+              e.when(e.lt(f.tid, e.idx(tile)), [&] {
+                Value row = e.mini(e.addi(q0, f.tid), e.idx(seq - 1));
+                Value d = e.sum(dh, e.f32(0.0), [&](Value c) {
+                  return e.mulf(doutAt(e, row, c),
+                                e.load(op.getOut(),
+                                       {batch, row, a.headColumn(e, f.h, c)}));
+                });
+                e.store(d, ds, {f.tid});
+                e.store(e.load(op.getLse(), {batch, f.h, row}), lses, {f.tid});
+              });
+              e.barrier();
+              SmallVector<WarpMma::Acc> dk = unflatten(inner, steps);
+              SmallVector<WarpMma::Acc> dv =
+                  unflatten(inner.drop_front(4 * steps), steps);
+              for (int64_t j = 0; j < groups; ++j) {
+                // Transposed scores: the warp's keys against 8 queries.
+                WarpMma::Acc s = productWithRows(e, m, k, queries, j);
+                WarpMma::Acc dpv = productWithRows(e, m, v, douts, j);
+                WarpMma::Acc prob, dsv;
+                for (int w = 0; w < 4; ++w) {
+                  Value col = e.addi(e.idx(8 * j), m.accCol(w));
+                  Value qi = e.addi(q0, col);
+                  Value ok = e.lt(qi, seqEnd);
+                  if (causal)
+                    ok = e.andi(ok, e.le(rowOf[w / 2], qi));
+                  prob[w] = e.exp(e.subf(e.select(ok, s[w], e.negInf()),
+                                         e.load(lses, {col})));
+                  dsv[w] = e.mulf(prob[w], e.subf(dpv[w], e.load(ds, {col})));
+                }
+                accumulateTileRows(e, m, m.accAsA(prob), douts, j, dv);
+                accumulateTileRows(e, m, m.accAsA(dsv), queries, j, dk);
+              }
+              SmallVector<Value> next;
+              flatten(dk, next);
+              flatten(dv, next);
+              return next;
+            });
       });
-      e.barrier();
-      e.each(tile, [&](Value r) {
-        Value qi = e.addi(q0, r);
-        Value ok = e.lt(qi, seqEnd);
-        if (causal)
-          ok = e.andi(ok, e.le(kj, qi));
-        Value s = e.select(ok, dotRow(e, dh, k, queries, r), e.negInf());
-        Value prob = e.exp(e.subf(s, e.load(lses, {r})));
-        Value dp = dotRow(e, dh, v, douts, r);
-        Value dsr = e.mulf(prob, e.subf(dp, e.load(ds, {r})));
-        e.each(dh, [&](Value c) {
-          e.store(e.fma(prob, e.load(douts, {r, c}), e.load(dv, {c})), dv, {c});
-          e.store(e.fma(dsr, e.load(queries, {r, c}), e.load(dk, {c})), dk,
-                  {c});
-        });
-      });
-      return SmallVector<Value>();
-    });
-  });
 
-  e.when(f.inside, [&] {
-    e.each(dh, [&](Value c) {
-      write(e, f.z, f.h, kj, c, e.load(dk, {c}), e.load(dv, {c}));
-    });
-  });
+  SmallVector<WarpMma::Acc> dk = unflatten(carried, steps);
+  SmallVector<WarpMma::Acc> dv =
+      unflatten(ValueRange(carried).drop_front(4 * steps), steps);
+  for (int64_t u = 0; u < steps; ++u)
+    for (int w = 0; w < 4; ++w) {
+      Value row = rowOf[w / 2];
+      Value c = e.addi(e.idx(8 * u), m.accCol(w));
+      e.when(e.andi(e.lt(row, e.idx(keyCount)), e.lt(c, e.idx(dh))),
+             [&] { write(e, f.z, f.h, row, c, dk[u][w], dv[u][w]); });
+    }
 }
 
 void lowerBackward(FlashAttentionGradBuffersOp op, const Attention &a) {
@@ -442,7 +595,8 @@ void lowerBackward(FlashAttentionGradBuffersOp op, const Attention &a) {
       });
 }
 
-template <typename OpTy> FailureOr<Attention> describe(OpTy op) {
+template <typename OpTy>
+FailureOr<Attention> describe(OpTy op, OperandRounding rounding) {
   std::optional<ArrayRef<int64_t>> prefix;
   if (op.getPrefixK())
     prefix = op.getPrefixK().getType().getShape();
@@ -452,7 +606,14 @@ template <typename OpTy> FailureOr<Attention> describe(OpTy op) {
     return failure();
   Attention a;
   a.shape = *shape;
-  a.tile = tileRows(shape->headDim);
+  a.padded = llvm::alignTo(shape->headDim, 8);
+  if (a.padded * 8 > kTileFloats)
+    return op.emitError() << "heads " << shape->headDim
+                          << " wide: the flash attention kernels take heads "
+                             "up to "
+                          << kTileFloats / 8 << " wide";
+  a.tile = tileRows(a.padded);
+  a.rounding = rounding;
   a.scale = 1.0 / std::sqrt(static_cast<double>(shape->headDim));
   a.qkv = op.getQkv();
   a.prefixK = op.getPrefixK();
@@ -462,7 +623,20 @@ template <typename OpTy> FailureOr<Attention> describe(OpTy op) {
 
 struct FlashAttentionKernelsPass
     : mix::impl::MixFlashAttentionKernelsPassBase<FlashAttentionKernelsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
+    OperandRounding rounding;
+    if (this->rounding == "tf32") {
+      rounding = OperandRounding::TF32;
+    } else if (this->rounding == "bf16") {
+      rounding = OperandRounding::BF16;
+    } else {
+      getOperation().emitError()
+          << "mix-flash-attention-kernels: rounding '" << this->rounding
+          << "' is neither tf32 nor bf16";
+      return signalPassFailure();
+    }
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
       if (isa<FlashAttentionBuffersOp, FlashAttentionGradBuffersOp>(op))
@@ -470,13 +644,13 @@ struct FlashAttentionKernelsPass
     });
     for (Operation *op : ops) {
       if (auto fwd = dyn_cast<FlashAttentionBuffersOp>(op)) {
-        FailureOr<Attention> a = describe(fwd);
+        FailureOr<Attention> a = describe(fwd, rounding);
         if (failed(a))
           return signalPassFailure();
         lowerForward(fwd, *a);
       } else {
         auto bwd = cast<FlashAttentionGradBuffersOp>(op);
-        FailureOr<Attention> a = describe(bwd);
+        FailureOr<Attention> a = describe(bwd, rounding);
         if (failed(a))
           return signalPassFailure();
         lowerBackward(bwd, *a);

@@ -55,11 +55,18 @@ struct Emitter {
     return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x,
                                  negInf());
   }
+  Value i32(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); }
+  /// The value of lane \p lane (an index) of the warp (all 32 lanes
+  /// active).
+  Value shuffleIdx(Value v, Value lane) {
+    Value l = arith::IndexCastOp::create(b, loc, b.getI32Type(), lane);
+    return gpu::ShuffleOp::create(b, loc, v, l, i32(32), gpu::ShuffleMode::IDX)
+        .getShuffleResult();
+  }
   /// The value of lane `lane ^ offset` of the warp (all 32 lanes active).
   Value shuffleXor(Value v, int64_t offset) {
-    Value o = arith::ConstantIntOp::create(b, loc, offset, 32);
-    Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
-    return gpu::ShuffleOp::create(b, loc, v, o, width, gpu::ShuffleMode::XOR)
+    Value o = i32(offset);
+    return gpu::ShuffleOp::create(b, loc, v, o, i32(32), gpu::ShuffleMode::XOR)
         .getShuffleResult();
   }
   Value addf(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }

@@ -1,9 +1,10 @@
 //===- KernelTraffic.cpp - Each kernel's estimated memory traffic ---------===//
 //
 // The profile of a CUDA package (MIXRT_CUDA_PROFILE=1) reports the bytes
-// each kernel moves and the floating-point operations it performs, and
-// mix-run's H200 estimate divides them by the device's bandwidth and its
-// float32 throughput. Neither the device nor the emulator can count them
+// each kernel moves and the floating-point operations it performs (on the
+// CUDA cores, and on the tensor cores: mma.sync), and mix-run's H200
+// estimate divides them by the device's bandwidth and its float32 and
+// tf32 throughputs. Neither the device nor the emulator can count them
 // (the host passes bare pointers; the emulator counts launches only), so
 // the compiler estimates them, per launch, from the kernels it made, and
 // records them in the package.
@@ -19,6 +20,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -180,6 +182,19 @@ double arithmetic(Operation *op) {
   return 0;
 }
 
+/// The tensor cores' operations of \p op for one lane: a warp's
+/// `nvgpu.mma.sync` of shape m x n x k is 2 m n k FLOPs, a 32nd of them a
+/// lane.
+double tensorCoreArithmetic(Operation *op) {
+  auto mma = dyn_cast<nvgpu::MmaSyncOp>(op);
+  if (!mma)
+    return 0;
+  double flops = 2;
+  for (int64_t size : mma.getMmaShapeAsArray())
+    flops *= double(size);
+  return flops / 32;
+}
+
 /// What the kernel does with one memref argument.
 struct ArgTraffic {
   double readFootprint = 0, writeFootprint = 0; // distinct bytes touched
@@ -298,7 +313,7 @@ struct MixRecordKernelTrafficPass
       }
       double threads = product(kernel.getKnownBlockSize()) *
                        product(kernel.getKnownGridSize());
-      double read = 0, written = 0, flops = 0;
+      double read = 0, written = 0, flops = 0, mmaFlops = 0;
       for (BlockArgument arg : kernel.getArguments()) {
         auto type = dyn_cast<MemRefType>(arg.getType());
         if (!type)
@@ -310,10 +325,13 @@ struct MixRecordKernelTrafficPass
       kernel.walk([&](Operation *op) {
         if (double n = arithmetic(op))
           flops += n * timesPerThread(op, kernel, known) * threads;
+        if (double n = tensorCoreArithmetic(op))
+          mmaFlops += n * timesPerThread(op, kernel, known) * threads;
       });
       table += (kernel.getName() + " " + llvm::Twine(tableValue(read)) + " " +
                 llvm::Twine(tableValue(written)) + " " +
-                llvm::Twine(tableValue(flops)) + "\n")
+                llvm::Twine(tableValue(flops)) + " " +
+                llvm::Twine(tableValue(mmaFlops)) + "\n")
                    .str();
     }
     table.push_back('\0');

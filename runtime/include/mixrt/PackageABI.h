@@ -174,7 +174,8 @@ typedef struct {
   int matmulBF16;       /* 1: BF16 tensor cores; 0: TF32 */
   uint64_t copies[3];   /* host to device, device to host, on the device */
   uint64_t copyBytes[3];
-  double kernelFlops; /* the kernels' estimated float operations */
+  double kernelFlops;    /* the kernels' estimated float operations */
+  double kernelMmaFlops; /* and those on the tensor cores (tf32 mma.sync) */
 } mixrt_device_profile_t;
 
 /* Copies the counts since the last call into *out and starts new ones;
@@ -185,8 +186,9 @@ int mixrt_device_profile(mixrt_device_profile_t *out, const char *title,
                          int print);
 
 /* The compiler's estimate of each kernel's memory traffic and arithmetic,
- * one line a kernel: "NAME READ WRITTEN FLOPS\n", the bytes and the float
- * operations of one launch, -1 where not estimated (NUL-terminated).
+ * one line a kernel: "NAME READ WRITTEN FLOPS MMAFLOPS\n", the bytes, the
+ * float operations on the CUDA cores and those on the tensor cores of one
+ * launch, -1 where not estimated (NUL-terminated).
  * Exported by CUDA packages (mix-record-kernel-traffic). */
 #define MIXRT_KERNEL_TRAFFIC_SYMBOL "mixrt_kernel_traffic"
 

@@ -40,7 +40,7 @@ struct H200 {
 /// The estimate's parts, in seconds.
 struct RooflineEstimate {
   double kernels = 0;    // the kernels' bytes at HBM bandwidth
-  double arithmetic = 0; // the kernels' float operations on the CUDA cores
+  double arithmetic = 0; // the kernels' float operations: CUDA cores, mma
   double products = 0; // the products at the tensor-core peak or HBM
   double launches = 0; // every launch (kernels, products, memsets)
   double copies = 0;   // host-device copies over PCIe, device copies
@@ -51,8 +51,9 @@ struct RooflineEstimate {
 
 /// The time an H200 would take for \p p: every kernel and memset moves its
 /// bytes at HBM bandwidth, and the kernels' float operations run at the
-/// float32 peak of the CUDA cores (added to their bytes' time: an upper
-/// bound for kernels that overlap the two); the products take the longer of their FLOPs at
+/// float32 peak of the CUDA cores, their mma.sync at the tensor cores' tf32
+/// peak (added to their bytes' time: an upper bound for kernels that
+/// overlap the two); the products take the longer of their FLOPs at
 /// the tensor-core peak of their precision and their bytes at HBM
 /// bandwidth; every launch costs kLaunchSeconds; copies cross PCIe. The
 /// parts are added: nothing overlaps, as on one stream.

@@ -235,6 +235,18 @@ void warpSums(void **params, const MixEmuThread *t) {
   sums[i] = v;
 }
 
+/// exchange_all(out): each lane gives (lane, 100 + lane) and, after the
+/// exchange, writes what it got into out[i * 64 ...]: every lane's pair.
+void exchangeAll(void **params, const MixEmuThread *t) {
+  float *out = *static_cast<float **>(params[0]);
+  int64_t i = linearThread(t);
+  float give[2] = {float(i % 32), float(100 + i % 32)};
+  float all[64];
+  mixemu_exchange("loc(exchange_all)", give, 2, all);
+  for (int64_t k = 0; k < 64; ++k)
+    out[i * 64 + k] = all[k];
+}
+
 /// divergent_shuffle: lanes 16-31 return before the shuffle of width 32.
 void divergentShuffle(void **, const MixEmuThread *t) {
   if (linearThread(t) % 32 < 16)
@@ -282,6 +294,8 @@ void setUpEmulator() {
   ASSERT_EQ(
       mixemu_register_kernel_ex("shuffle_modes", shuffleModes, 4, 0, sync), 0);
   ASSERT_EQ(mixemu_register_kernel_ex("warp_sums", warpSums, 2, 0, sync), 0);
+  ASSERT_EQ(mixemu_register_kernel_ex("exchange_all", exchangeAll, 1, 0, sync),
+            0);
   ASSERT_EQ(mixemu_register_kernel_ex("divergent_shuffle", divergentShuffle, 1,
                                       0, sync),
             0);
@@ -936,6 +950,21 @@ TEST(CUDAEmulator, WarpSumsThroughShuffles) {
   for (int64_t i = 0; i < n; ++i)
     ASSERT_EQ(sums[i], want[i / 32])
         << "lane " << i % 32 << " of warp " << i / 32;
+}
+
+TEST(CUDAEmulator, ExchangeGivesEveryLaneTheWarps) {
+  setUpEmulator();
+  const int64_t n = 64; // two warps
+  DeviceBuffer dout(n * 64 * sizeof(float));
+  void *params[] = {&dout.ptr};
+  const unsigned g[3] = {1, 1, 1}, b[3] = {unsigned(n), 1, 1};
+  ASSERT_EQ(launch("exchange_all", g, b, params), CUDA_SUCCESS);
+  std::vector<float> out = fromDevice<float>(dout.ptr, n * 64);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t l = 0; l < 32; ++l) {
+      ASSERT_EQ(out[i * 64 + 2 * l], float(l)) << "thread " << i;
+      ASSERT_EQ(out[i * 64 + 2 * l + 1], float(100 + l)) << "thread " << i;
+    }
 }
 
 /// Runs `name` on blocks of (bx, by, 1) threads in a death test's child and

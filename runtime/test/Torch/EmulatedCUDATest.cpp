@@ -117,20 +117,6 @@ void record(const Deviation &d, const std::string &suffix) {
   ::testing::Test::RecordProperty("worst_gradient" + suffix, d.worstName);
 }
 
-/// Whether the reference writes \p c's matrix products as the cuda target
-/// does, so that rounding the reference's operands reproduces the emulated
-/// package's to float32 accumulation: a dense model (whose attention both
-/// compute unrounded, Config::fusedAttention). The other architectures round at other
-/// places: cMoLLM's mixture runs as the dynamic convolution, which rounds
-/// the mixed kernel where the reference's MoE form rounds each expert's;
-/// ParaScale's and AltUp's gradients are 3e-4 and 6e-3 from the rounded
-/// reference (measured; ParaScale's loss agrees to 8e-8, so it is a product
-/// of the backward pass that the reference's autograd does not round), so
-/// they are held to the exact model only.
-bool sameProducts(const Config &c) {
-  return c.arch == "dense";
-}
-
 /// Expects every gradient of \p d within \p bound (relative).
 void expectGradientsWithin(const Deviation &d, const Manifest &manifest,
                            double bound) {
@@ -170,20 +156,17 @@ TEST_P(EmulatedCUDA, LossAndEveryGradient) {
   // about u (measured 2.1e-3 at least).
   EXPECT_GT(exact.worstGrad, 5e-4) << "the products are not rounded to TF32";
 
-  // Where the reference's products are the package's, rounding their
-  // operands to TF32 in the reference (Reference.cpp rounds from frexp,
-  // the emulator from the bit pattern) leaves only float32 accumulation:
-  // sums of at most a few hundred terms, in other orders in the flash
-  // attention kernels than in libtorch: measured 2.7e-6 for the gradients
-  // and 1.4e-8 for the loss; 1e-5, far below one TF32 rounding's effect.
-  if (sameProducts(c)) {
-    Config roundedConfig = c;
-    roundedConfig.tf32Reference = true;
-    Deviation rounded = compare(e, roundedConfig);
-    record(rounded, "_rounded");
-    EXPECT_LT(rounded.loss, 1e-5);
-    expectGradientsWithin(rounded, e.manifest, 1e-5);
-  }
+  // The reference cannot round as the package does: cMoLLM's mixture runs
+  // as the dynamic convolution, which rounds the mixed kernel where the
+  // reference's MoE form rounds each expert's; every backward pass rounds
+  // products the reference's autograd does not form; and the flash
+  // attention kernels round their tensor-core operands at places of their
+  // own (each tile's probabilities before their normalization, dS). Dense,
+  // whose attention was unrounded before, matched a reference rounded
+  // everywhere else to 2.7e-6; with attention on the tensor cores its
+  // gradients are 4e-4 to 9e-3 from that reference (measured), as far as
+  // from the exact model. So every architecture is held to the exact model
+  // only, at bounds a wrong formula's O(1) error is far above.
 }
 
 /// One AdamW step, which the cuda target runs on the device too (the
@@ -213,16 +196,7 @@ TEST_P(EmulatedCUDABF16, LossAndEveryGradient) {
   EXPECT_LT(exact.aux, 5e-3);
   expectGradientsWithin(exact, e.manifest, 5e-2);
   EXPECT_GT(exact.worstGrad, 2e-3) << "the products are not rounded to bf16";
-  // With the reference's operands rounded to bfloat16 too (Config::bf16,
-  // as BF16Step does for cpu packages), only float32 accumulation is left:
-  // measured 1.7e-7 for the gradients and 1.7e-8 for the loss; 1e-5.
-  ASSERT_TRUE(sameProducts(c));
-  Config roundedConfig = c;
-  roundedConfig.bf16 = true;
-  Deviation rounded = compare(e, roundedConfig);
-  record(rounded, "_rounded");
-  EXPECT_LT(rounded.loss, 1e-5);
-  expectGradientsWithin(rounded, e.manifest, 1e-5);
+  // Not against a reference rounded to bfloat16 too: see the TF32 case.
 }
 
 /// A small model of \p arch at odd sizes (batch 3, sequence 5, vocabulary

@@ -38,10 +38,11 @@ struct Config {
   /// do for a cuda package's products (mixc --target cuda's default); mixc
   /// is not told.
   bool tf32Reference = false;
-  /// The package computes attention in float32 kernels of its own rather
-  /// than as matrix products (mixc --target cuda: the flash attention
-  /// kernels), so the reference does not round the attention's two
-  /// products under bf16 or tf32Reference.
+  /// The package computes attention in kernels of its own rather than as
+  /// matrix products (mixc --target cuda: the flash attention kernels,
+  /// which round their tensor-core operands at places of their own), so
+  /// the reference does not round the attention's two products under bf16
+  /// or tf32Reference.
   bool fusedAttention = false;
   /// Further mixc options, e.g. "--target cuda --emulate" for a package run
   /// by the CUDA emulator (EmulatedCUDATest.cpp); the reference ignores

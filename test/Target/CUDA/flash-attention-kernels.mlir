@@ -2,32 +2,47 @@
 
 // The launches of mix-flash-attention-kernels (emulate-flash-attention.test
 // checks their numbers). Each is a grid of (tiles of 64 rows, heads, batch
-// rows or streams) of 64 threads; the tiles in workgroup memory hold 16
-// KiB each, so heads of dh = 80 get tiles of 32 rows and heads of dh = 16
-// tiles of 64; each thread's vectors are private.
+// rows or streams) of four warps, 16 rows a warp; heads are padded to a
+// multiple of 8 (the tensor cores' k), dh = 76 to 80; the tiles in
+// workgroup memory hold 16 KiB each, so heads of 80 get tiles of 32 rows
+// and heads of dh = 16 tiles of 64. Nothing is private: the fragments are
+// registers.
 
-// The forward pass: one launch, tiles of keys and values loaded between
-// barriers, the output and the log-sum-exp written by in-range queries.
+// The forward pass: one launch, tiles of keys and values loaded (rounded
+// to tf32) between barriers; per tile, the scores of 4 groups of 8 keys
+// over 10 steps of the head (40 products), then the probabilities (their
+// fragments moved by shuffles to the left operand's lanes) times the
+// values: 4 groups by 10 columns of 8 (40 more); the output and the
+// log-sum-exp written by in-range queries.
 // CHECK-LABEL: func.func @fwd_plain
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}} = %c2, {{.*}} = %c2) threads({{.*}}) in ({{.*}} = %c64, {{.*}} = %c1, {{.*}} = %c1)
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}} = %c2, {{.*}} = %c2) threads({{.*}}) in ({{.*}} = %c128, {{.*}} = %c1, {{.*}} = %c1)
 // CHECK-SAME: workgroup(%[[K:.*]] : memref<32x80xf32, #gpu.address_space<workgroup>>, %[[V:.*]] : memref<32x80xf32, #gpu.address_space<workgroup>>)
-// CHECK-SAME: private({{.*}} : memref<80xf32, #gpu.address_space<private>>, {{.*}} : memref<80xf32, #gpu.address_space<private>>, {{.*}} : memref<32xf32, #gpu.address_space<private>>)
+// CHECK-NOT: private
 // CHECK: gpu.barrier
 // CHECK: memref.store {{.*}}, %[[K]]
 // CHECK: memref.store {{.*}}, %[[V]]
 // CHECK: gpu.barrier
+// CHECK-COUNT-40: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 8], tf32Enabled}
 // CHECK: math.exp
+// CHECK: gpu.shuffle idx
+// CHECK-COUNT-40: nvgpu.mma.sync
+// CHECK-NOT: nvgpu.mma.sync
 // CHECK: scf.if
-// CHECK: memref.store {{.*}} : memref<2x70x160xf32>
+// CHECK: memref.store {{.*}} : memref<2x70x152xf32>
 // CHECK: math.log
 // CHECK: memref.store {{.*}} : memref<2x2x70xf32>
 // CHECK-NOT: gpu.launch
 
-// The backward pass: the queries' launch (dQ), then the keys' (dK, dV),
-// whose workgroup memory also holds a tile's log-sum-exps and D.
+// The backward pass: the queries' launch (dQ: scores, dout times values,
+// dS times keys: 120 products a tile), then the keys' (dK, dV: 160 a
+// tile), whose workgroup memory also holds a tile's log-sum-exps and D.
 // CHECK-LABEL: func.func @grad_plain
-// CHECK: gpu.launch {{.*}} workgroup({{.*}} : memref<32x80xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<32x80xf32, #gpu.address_space<workgroup>>) private(
-// CHECK: gpu.launch {{.*}} workgroup({{.*}} : memref<32x80xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<32x80xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<32xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<32xf32, #gpu.address_space<workgroup>>) private(
+// CHECK: gpu.launch {{.*}} workgroup({{.*}} : memref<32x80xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<32x80xf32, #gpu.address_space<workgroup>>) {
+// CHECK-COUNT-120: nvgpu.mma.sync
+// CHECK-NOT: nvgpu.mma.sync
+// CHECK: gpu.launch {{.*}} workgroup({{.*}} : memref<32x80xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<32x80xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<32xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<32xf32, #gpu.address_space<workgroup>>) {
+// CHECK-COUNT-160: nvgpu.mma.sync
+// CHECK-NOT: nvgpu.mma.sync
 // CHECK-NOT: gpu.launch
 
 // With prefixes the forward pass walks the prefix's tiles, then the real
@@ -44,3 +59,17 @@
 // CHECK: memref.store {{.*}} : memref<2x2x70x16xf32>
 // CHECK: memref.store {{.*}} : memref<2x2x70x16xf32>
 // CHECK-NOT: gpu.launch
+
+// The operands' rounding: tf32 by default (half an ulp of tf32, 0x1000,
+// added to the bits, then the 13 lowest cleared), bf16 on request (to
+// nearest even: 0x7fff and the lowest kept bit added, the 16 lowest
+// cleared); anything else is an error.
+// RUN: mix-opt %S/Inputs/flash_attention.mlir --mix-flash-attention-kernels | FileCheck %s --check-prefix=TF32
+// TF32-DAG: arith.constant 4096 : i32
+// TF32-DAG: arith.constant -8192 : i32
+// RUN: mix-opt %S/Inputs/flash_attention.mlir --mix-flash-attention-kernels=rounding=bf16 | FileCheck %s --check-prefix=BF16
+// BF16-DAG: arith.constant 32767 : i32
+// BF16-DAG: arith.constant -65536 : i32
+// BF16-DAG: arith.shrui
+// RUN: not mix-opt %S/Inputs/flash_attention.mlir --mix-flash-attention-kernels=rounding=fp8 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: rounding 'fp8' is neither tf32 nor bf16

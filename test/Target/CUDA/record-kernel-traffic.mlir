@@ -8,7 +8,7 @@
 // worked out by hand below each kernel.
 
 // CHECK: llvm.mlir.global external constant @mixrt_kernel_traffic
-// CHECK-SAME: "scale 512 512 0\0Agather 1040 256 0\0Areduce 320 64 64\0Aunknown_trips 4160 64 -1\0Aopaque 1024 1024 0\0Awrites_only 0 256 0\0Acausal 0 0 30720\0A\00"
+// CHECK-SAME: "scale 512 512 0 0\0Agather 1040 256 0 0\0Areduce 320 64 64 0\0Aunknown_trips 4160 64 -1 0\0Aopaque 1024 1024 0 0\0Awrites_only 0 256 0 0\0Acausal 0 0 30720 0\0Amma 0 0 0 24576\0A\00"
 
 module attributes {gpu.container_module} {
   func.func @host(%x: memref<128xf32>, %y: memref<128xf32>,
@@ -32,6 +32,7 @@ module attributes {gpu.container_module} {
     gpu.launch_func @mix_kernels::@opaque blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<128xf32>, %y : memref<128xf32>)
     gpu.launch_func @mix_kernels::@writes_only blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%rows : memref<4x16xf32>)
     gpu.launch_func @mix_kernels::@causal blocks in (%c2, %c1, %c1) threads in (%c64, %c1, %c1)
+    gpu.launch_func @mix_kernels::@mma blocks in (%c2, %c1, %c1) threads in (%c64, %c1, %c1)
     return
   }
   gpu.module @mix_kernels {
@@ -132,6 +133,22 @@ module attributes {gpu.container_module} {
         %e = math.exp %acc : f32
         %f = math.fma %e, %e, %acc : f32
         scf.yield %f : f32
+      }
+      gpu.return
+    }
+    // Tensor-core products: an m16n8k8 mma.sync is 2 x 16 x 8 x 8 = 2048
+    // FLOPs a warp, 64 a lane, counted apart from the CUDA cores'
+    // arithmetic; 3 trips of 2 x 64 threads: 64 x 3 x 128 = 24576.
+    gpu.func @mma() kernel attributes {known_block_size = array<i32: 64, 1, 1>, known_grid_size = array<i32: 2, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c3 = arith.constant 3 : index
+      %a = arith.constant dense<1.0> : vector<4x1xf32>
+      %b = arith.constant dense<1.0> : vector<2x1xf32>
+      %zero = arith.constant dense<0.0> : vector<2x2xf32>
+      %r = scf.for %j = %c0 to %c3 step %c1 iter_args(%acc = %zero) -> (vector<2x2xf32>) {
+        %d = nvgpu.mma.sync (%a, %b, %acc) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+        scf.yield %d : vector<2x2xf32>
       }
       gpu.return
     }

@@ -230,39 +230,50 @@ def MixRecordKernelTrafficPass
 
 def MixFlashAttentionKernelsPass
     : Pass<"mix-flash-attention-kernels", "::mlir::func::FuncOp"> {
-  let summary = "Attention as flash kernels: no score matrix in memory";
+  let summary = "Attention as flash kernels on the tensor cores: no score "
+                "matrix in memory";
   let description = [{
     Lowers `mix.flash_attention_buffers` and
     `mix.flash_attention_grad_buffers` to launches whose blocks hold one
     tile of keys (or queries) in workgroup memory at a time, so that memory
-    grows linearly in the sequence length (FlashAttention's online
-    softmax; Dao et al., 2022):
-      * forward: a block of 64 threads for 64 queries of one (batch row,
-        head), a thread a query holding q (scaled by 1/sqrt(dh)), its
-        output accumulator, running maximum and sum in registers; the
-        block walks tiles of keys and values (64 keys for dh <= 64, fewer
-        for wider heads, 32 KiB of workgroup memory), the stream's prefix
-        keys first (no mask) and then the real keys up to the block's last
-        query (the causal mask within a tile); each tile rescales the
-        accumulator once. It writes the output and each query's
-        log-sum-exp;
-      * backward, queries: the same blocks recompute each score and its
-        probability from the log-sum-exp, with `D = dout . out`, and
+    grows linearly in the sequence length (FlashAttention-2's online
+    softmax and work split; Dao, 2023), and compute their products on the
+    tensor cores (`nvgpu.mma.sync` m16n8k8, tf32 operands, float32
+    accumulators), the scores and probabilities never leaving registers:
+      * forward: a block of four warps for 64 queries of one (batch row,
+        head), a warp 16 queries holding q (scaled by 1/sqrt(dh)) as the
+        products' left operand, its output accumulators, running maxima
+        and sums in registers; the block walks tiles of keys and values
+        (64 keys for heads up to 64 wide, fewer for wider heads, 32 KiB of
+        workgroup memory), the stream's prefix keys first (no mask) and
+        then the real keys up to the block's last query (the causal mask
+        within a tile); each tile rescales the accumulators once. It
+        writes the output and each query's log-sum-exp;
+      * backward, queries: the same blocks recompute the scores and
+        probabilities from the log-sum-exp, with `D = dout . out`, and
         accumulate `dQ = sum_j P (dout . v_j - D) k_j / sqrt(dh)`;
-      * backward, keys: a block of 64 threads for 64 keys, a thread a key
-        holding k, v and their gradients; the block walks tiles of the
-        queries that see its keys and accumulates `dV = sum_i P dout_i`
-        and `dK = sum_i P (dout_i . v - D_i) q_i / sqrt(dh)`;
+      * backward, keys: a warp 16 keys holding k, v and their gradients;
+        the block walks tiles of the queries that see its keys and
+        accumulates `dV = P^T dout` and `dK = dS^T q / sqrt(dh)`;
       * backward, prefixes (ParaScale): the keys' kernel for each stream's
         prefix keys, over every query of the stream's batch rows.
-    Nothing is accumulated atomically: every gradient element is written
-    by the one thread that sums it, so results are deterministic.
+    The operands are rounded as `rounding` says (tf32 to nearest, ties
+    away; or bf16 to nearest even, which the tf32 instruction multiplies
+    exactly); heads are padded with zero columns to a multiple of 8, up to
+    512. Nothing is accumulated atomically: every gradient element is
+    summed by one lane, so results are deterministic.
   }];
+  let options = [
+    Option<"rounding", "rounding", "std::string", /*default=*/"\"tf32\"",
+           "The products' operands: tf32 or bf16 (mixc --gpu-matmul)">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
-                           "::mlir::scf::SCFDialect"];
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def MixLayerNormKernelsPass

@@ -162,6 +162,17 @@ enum {
 int64_t mixemu_shuffle(const char *site, int32_t mode, int32_t value,
                        int32_t offset, int32_t width);
 
+/* A warp's exchange of registers, for the emulation of a tensor-core
+   product (mma.sync; lib/Target/CUDA/EmulateMma.cpp): each of the 32 lanes
+   gives `count` floats at `give` and, once all 32 are there, gets every
+   lane's at `all` (lane l's at all[l * count], 32 * count floats). Every
+   lane of the warp must reach the same exchange (`site`), as for a
+   shuffle of width 32; anything else ends the launch as a divergent
+   shuffle does. One exchange stands for the 32 shuffles a product's
+   operands would take. */
+void mixemu_exchange(const char *site, const float *give, int32_t count,
+                     float *all);
+
 /*===-- Diagnostics ------------------------------------------------------===*/
 
 /* The message of the emulator's last failed call (the one

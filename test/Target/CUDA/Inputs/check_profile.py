@@ -35,7 +35,7 @@ def main():
             continue
         g = {k: (v if k in ("title", "precision") else float(v))
              for k, v in h.groupdict().items()}
-        launches = read = written = flops = kernel_flops = 0.0
+        launches = read = written = flops = kernel_flops = mma_flops = 0.0
         kernels = 0
         while i < len(lines) and lines[i].startswith("  "):
             k, s = KERNEL.match(lines[i]), SITE.match(lines[i])
@@ -47,6 +47,8 @@ def main():
                 written += n * int(k.group(4))
                 if k.group(5) != "?":
                     kernel_flops += n * int(k.group(5))
+                if k.group(6) != "?":
+                    mma_flops += n * int(k.group(6))
             elif s:
                 calls, b, m, nn, kk = (int(s.group(j)) for j in range(2, 7))
                 flops += 2.0 * calls * b * m * nn * kk
@@ -58,13 +60,16 @@ def main():
         close(flops * 1e-9, g["gflop"], g["title"] + ": GFLOP")
         close(kernel_flops * 1e-9, g["kernel_gflop"],
               g["title"] + ": kernels' GFLOP")
+        close(mma_flops * 1e-9, g["mma_gflop"],
+              g["title"] + ": kernels' tensor-core GFLOP")
         e = ESTIMATE.match(lines[i]) if i < len(lines) else None
         if not e or e.group("title") != g["title"]:
             sys.exit(f"check_profile: {g['title']}: no estimate after it")
         peak = BF16 if g["precision"] == "BF16" else TF32
         want = {
             "kernels": (g["read"] + g["written"] + g["memset_bytes"]) / HBM,
-            "arithmetic": g["kernel_gflop"] * 1e9 / FP32,
+            "arithmetic": g["kernel_gflop"] * 1e9 / FP32 +
+                          g["mma_gflop"] * 1e9 / TF32,
             "products": max(g["gflop"] * 1e9 / peak, 0.0),
             "launches": (g["launches"] + g["products"] + g["memsets"] +
                          g["d2d"]) * LAUNCH,

@@ -1,0 +1,231 @@
+//===- EmulateMma.cpp - The tensor cores' warp products, lane by lane -----===//
+//
+// For the CUDA emulator: each `nvgpu.mma.sync` (m16n8k8, tf32 operands,
+// float32 accumulators), in a kernel become a host function, becomes what
+// every lane of the warp computes from the others' registers: the lanes
+// exchange their A and B elements through the emulator (mixemu_exchange,
+// which runtime/emulator/Fibers.c completes as it does a shuffle, once all
+// 32 lanes are there), and each adds the products its accumulator
+// elements need.
+//
+// The fragments (which lane holds which element) are written here in
+// closed form and checked, each time the pass runs, against MLIR's own
+// statement of them (nvgpu::getLaneIdAndValueIdToOperandCoord), which
+// upstream's lowering of vector contractions to mma.sync relies on: the
+// kernels (WarpMma.h) and the emulation share no code.
+//
+// As the tensor cores do, each product reads only an operand's tf32 bits
+// (its 13 lowest mantissa bits cleared); the product of two tf32 values
+// is exact in float32, and the eight products of an element are added to
+// the accumulator in order of k.
+//
+//===----------------------------------------------------------------------===//
+
+#include "EmulateMma.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/NVGPU/Utils/MMAUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+
+namespace {
+constexpr int64_t kLanes = 32;
+
+/// Where element `value` of lane `lane`'s fragment lies in its matrix, by
+/// the closed forms the emulation uses: A (16 x 8) and C (16 x 8) as
+/// (row, column), B (8 x 8) as (k, n).
+std::pair<int64_t, int64_t> fragmentCoord(nvgpu::MatMulOperandRole role,
+                                          int64_t lane, int64_t value) {
+  int64_t g = lane / 4, t = lane % 4;
+  switch (role) {
+  case nvgpu::MatMulOperandRole::A:
+    return {g + 8 * (value % 2), t + 4 * (value / 2)};
+  case nvgpu::MatMulOperandRole::B:
+    return {t + 4 * value, g};
+  case nvgpu::MatMulOperandRole::C:
+    return {g + 8 * (value / 2), 2 * t + value % 2};
+  }
+  llvm_unreachable("an operand role");
+}
+
+} // namespace
+
+/// Checks fragmentCoord against MLIR's fragments for m16n8k8 tf32, whose B
+/// is stated as (n, k).
+LogicalResult mlir::mix::checkMmaFragments(Operation *at) {
+  MLIRContext *ctx = at->getContext();
+  OpBuilder b(ctx);
+  Type f32 = Float32Type::get(ctx);
+  struct Case {
+    nvgpu::MatMulOperandRole role;
+    int64_t rows, cols, values;
+    bool transposed;
+  } cases[] = {{nvgpu::MatMulOperandRole::A, 16, 8, 4, false},
+               {nvgpu::MatMulOperandRole::B, 8, 8, 2, true},
+               {nvgpu::MatMulOperandRole::C, 16, 8, 4, false}};
+  for (const Case &c : cases) {
+    nvgpu::WarpMatrixInfo info{VectorType::get({c.rows, c.cols}, f32), c.role};
+    FailureOr<AffineMap> map =
+        nvgpu::getLaneIdAndValueIdToOperandCoord(b, at->getLoc(), info);
+    if (failed(map))
+      return at->emitError("the mma.sync fragments of MLIR are unknown");
+    for (int64_t lane = 0; lane < kLanes; ++lane)
+      for (int64_t v = 0; v < c.values; ++v) {
+        SmallVector<int64_t> coord = map->compose({lane, v});
+        if (c.transposed)
+          std::swap(coord[0], coord[1]);
+        auto [row, col] = fragmentCoord(c.role, lane, v);
+        if (coord[0] != row || coord[1] != col)
+          return at->emitError()
+                 << "the CUDA emulator's mma.sync fragments disagree with "
+                    "MLIR's (operand "
+                 << static_cast<int>(c.role) << ", lane " << lane
+                 << ", element " << v << ")";
+      }
+  }
+  return success();
+}
+
+namespace {
+/// The elements of a fragment operand: those its vector was built from,
+/// its constants, else extracted.
+SmallVector<Value> elementsOf(OpBuilder &b, Location loc, Value vector) {
+  if (auto from = vector.getDefiningOp<vector::FromElementsOp>())
+    return SmallVector<Value>(from.getElements());
+  auto type = cast<VectorType>(vector.getType());
+  SmallVector<Value> out;
+  DenseElementsAttr constant;
+  if (matchPattern(vector, m_Constant(&constant))) {
+    for (APFloat x : constant.getValues<APFloat>())
+      out.push_back(arith::ConstantFloatOp::create(
+          b, loc, cast<FloatType>(type.getElementType()), x));
+    return out;
+  }
+  for (int64_t i = 0; i < type.getNumElements(); ++i) {
+    int64_t cols = type.getShape()[1];
+    out.push_back(vector::ExtractOp::create(
+        b, loc, vector, ArrayRef<int64_t>{i / cols, i % cols}));
+  }
+  return out;
+}
+
+} // namespace
+
+LogicalResult mlir::mix::emulateMma(nvgpu::MmaSyncOp mma,
+                                    const MmaExchange &x) {
+  SmallVector<int64_t> shape = llvm::to_vector(mma.getMmaShapeAsArray());
+  Type f32 = Float32Type::get(mma.getContext());
+  auto isF32 = [&](Value v) {
+    return cast<VectorType>(v.getType()).getElementType() == f32;
+  };
+  if (shape != SmallVector<int64_t>{16, 8, 8} || !mma.getTf32Enabled() ||
+      !isF32(mma.getMatrixA()) || !isF32(mma.getMatrixC()))
+    return mma.emitError("the CUDA emulator runs mma.sync m16n8k8 with tf32 "
+                         "operands and float32 accumulators only");
+  OpBuilder b(mma);
+  Location loc = mma.getLoc();
+  auto idx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  auto i32 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, v, 32).getResult();
+  };
+  auto add = [&](Value p, Value q) {
+    return arith::AddIOp::create(b, loc, p, q).getResult();
+  };
+  auto mul = [&](Value p, int64_t q) {
+    return arith::MulIOp::create(b, loc, p, idx(q)).getResult();
+  };
+  Value g = arith::DivUIOp::create(b, loc, x.lane, idx(4));
+  Value t = arith::RemUIOp::create(b, loc, x.lane, idx(4));
+
+  // The lane gives its A elements, then its B elements, with their 13
+  // lowest mantissa bits cleared.
+  SmallVector<Value> given = elementsOf(b, loc, mma.getMatrixA());
+  llvm::append_range(given, elementsOf(b, loc, mma.getMatrixB()));
+  for (auto [i, v] : llvm::enumerate(given)) {
+    Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), v);
+    Value kept = arith::AndIOp::create(b, loc, bits,
+                                       i32(static_cast<int32_t>(0xffffe000u)));
+    memref::StoreOp::create(b, loc, arith::BitcastOp::create(b, loc, f32, kept),
+                            x.give, ValueRange{idx(i)});
+  }
+  func::CallOp::create(b, loc, x.exchange,
+                       ValueRange{x.site, x.give, i32(kMmaGivenFloats), x.all});
+  // Element `element` that lane `src` gave.
+  auto given_ = [&](Value src, int64_t element) {
+    return memref::LoadOp::create(
+               b, loc, x.all,
+               ValueRange{add(mul(src, kMmaGivenFloats), idx(element))})
+        .getResult();
+  };
+  // A[g + 8 i][k], lane 4 g + k % 4's element i + 2 (k / 4); B[k][2 t + j],
+  // lane 4 (2 t + j) + k % 4's element 4 + k / 4.
+  Value rowA[2][8], colB[2][8];
+  for (int64_t k = 0; k < 8; ++k) {
+    Value srcA = add(mul(g, 4), idx(k % 4));
+    for (int64_t i = 0; i < 2; ++i)
+      rowA[i][k] = given_(srcA, i + 2 * (k / 4));
+    for (int64_t j = 0; j < 2; ++j)
+      colB[j][k] = given_(add(mul(t, 8), idx(4 * j + k % 4)), 4 + k / 4);
+  }
+  SmallVector<Value> c = elementsOf(b, loc, mma.getMatrixC());
+  SmallVector<Value> d;
+  for (int64_t v = 0; v < 4; ++v) {
+    Value acc = c[v];
+    for (int64_t k = 0; k < 8; ++k)
+      acc = arith::AddFOp::create(
+          b, loc, acc,
+          arith::MulFOp::create(b, loc, rowA[v / 2][k], colB[v % 2][k]));
+    d.push_back(acc);
+  }
+  // The result's extractions take the elements (and are left, dead, for
+  // eraseDeadFragments); anything else gets the vector.
+  for (OpOperand &use : llvm::make_early_inc_range(mma->getUses())) {
+    auto extract = dyn_cast<vector::ExtractOp>(use.getOwner());
+    if (!extract)
+      continue;
+    SmallVector<OpFoldResult> pos = extract.getMixedPosition();
+    if (pos.size() != 2)
+      continue;
+    std::optional<int64_t> r = getConstantIntValue(pos[0]);
+    std::optional<int64_t> col = getConstantIntValue(pos[1]);
+    if (!r || !col)
+      continue;
+    extract.getResult().replaceAllUsesWith(d[*r * 2 + *col]);
+  }
+  Value rest =
+      vector::FromElementsOp::create(b, loc, mma.getResult().getType(), d);
+  mma.getResult().replaceAllUsesExcept(rest, rest.getDefiningOp());
+  mma->erase();
+  return success();
+}
+
+LogicalResult mlir::mix::eraseDeadFragments(Operation *root) {
+  // Users before their operands: a dead extraction frees its vector.
+  SmallVector<Operation *> vectorOps;
+  root->walk([&](Operation *op) {
+    if (isa<vector::VectorDialect>(op->getDialect()) ||
+        (op->getNumResults() == 1 &&
+         isa<VectorType>(op->getResult(0).getType())))
+      vectorOps.push_back(op);
+  });
+  for (Operation *op : llvm::reverse(vectorOps))
+    if (op->use_empty())
+      op->erase();
+  WalkResult left = root->walk([](Operation *op) {
+    if (isa<vector::VectorDialect>(op->getDialect()) ||
+        llvm::any_of(op->getResultTypes(), llvm::IsaPred<VectorType>)) {
+      op->emitError("the CUDA emulator runs no vector op but the fragments "
+                    "of mma.sync");
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(left.wasInterrupted());
+}
