@@ -487,6 +487,44 @@ void mixemu_exchange(const char *site, const float *give, int32_t count,
   switchToScheduler(f);
 }
 
+/* x with its 13 lowest mantissa bits cleared: what the tensor cores read of
+   a tf32 operand. */
+static float tf32Bits(float x) {
+  uint32_t bits;
+  memcpy(&bits, &x, sizeof bits);
+  bits &= 0xffffe000u;
+  memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
+void mixemu_mma_m16n8k8_tf32(const char *site, const float *a, const float *b,
+                             float *cd) {
+  Fiber *f = block.current;
+  if (!f)
+    notOnFiber("a tensor-core product");
+  enum { kGiven = 6 };
+  float give[kGiven], all[kWarpSize * kGiven];
+  for (int i = 0; i < 4; ++i)
+    give[i] = tf32Bits(a[i]);
+  for (int i = 0; i < 2; ++i)
+    give[4 + i] = tf32Bits(b[i]);
+  mixemu_exchange(site, give, kGiven, all);
+  /* Fibers are indexed by the thread's linear id. */
+  int lane = (int)((f - block.fibers) % kWarpSize), g = lane / 4, t = lane % 4;
+  for (int v = 0; v < 4; ++v) {
+    float acc = cd[v];
+    for (int k = 0; k < 8; ++k) {
+      /* A[g + 8 (v / 2)][k]: lane 4 g + k % 4's a[v / 2 + 2 (k / 4)];
+         B[k][2 t + v % 2]: lane 4 (2 t + v % 2) + k % 4's b[k / 4]. */
+      float x = all[(4 * g + k % 4) * kGiven + v / 2 + 2 * (k / 4)];
+      float y = all[(8 * t + 4 * (v % 2) + k % 4) * kGiven + 4 + k / 4];
+      float product = x * y;
+      acc = acc + product;
+    }
+    cd[v] = acc;
+  }
+}
+
 /* ---- Blocks ------------------------------------------------------------ */
 
 /* Fibers with stacks for threads threads. Returns 0 without memory. */

@@ -411,24 +411,21 @@ struct MixEmulateKernelsPass
           return failure();
         usesShuffle = true;
       } else if (auto mma = dyn_cast<nvgpu::MmaSyncOp>(op)) {
-        if (!exchange.exchange) {
-          // The lane's buffers, once a kernel.
+        if (!exchange.mma) {
+          // The lane's fragments, once a kernel.
           OpBuilder entryBuilder = OpBuilder::atBlockBegin(&entry);
           Type f32 = Float32Type::get(ctx);
-          auto give = MemRefType::get({kMmaGivenFloats}, f32);
-          auto all = MemRefType::get({kWarpSize * kMmaGivenFloats}, f32);
-          exchange.give = memref::AllocaOp::create(entryBuilder, loc, give);
-          exchange.all = memref::AllocaOp::create(entryBuilder, loc, all);
-          exchange.exchange =
-              declare(module, "mixemu_exchange",
-                      FunctionType::get(ctx,
-                                        {LLVM::LLVMPointerType::get(ctx), give,
-                                         IntegerType::get(ctx, 32), all},
-                                        {}));
+          auto four = MemRefType::get({4}, f32);
+          auto two = MemRefType::get({2}, f32);
+          exchange.a = memref::AllocaOp::create(entryBuilder, loc, four);
+          exchange.b = memref::AllocaOp::create(entryBuilder, loc, two);
+          exchange.cd = memref::AllocaOp::create(entryBuilder, loc, four);
+          exchange.mma = declare(
+              module, "mixemu_mma_m16n8k8_tf32",
+              FunctionType::get(
+                  ctx, {LLVM::LLVMPointerType::get(ctx), four, two, four}, {}));
         }
         exchange.site = siteOf(module, ob, op);
-        exchange.lane =
-            arith::RemUIOp::create(ob, opLoc, linearThread(), getWarpSize());
         if (failed(emulateMma(mma, exchange)))
           return failure();
         usesShuffle = true;
@@ -444,7 +441,7 @@ struct MixEmulateKernelsPass
                                << "` is not run by the CUDA emulator yet";
       }
     }
-    if (exchange.exchange && failed(eraseDeadFragments(host)))
+    if (exchange.mma && failed(eraseDeadFragments(host)))
       return failure();
     if (usesBarrier)
       host->setAttr(kEmulatedUsesBarrierAttr, UnitAttr::get(ctx));

@@ -1,23 +1,19 @@
 //===- EmulateMma.cpp - The tensor cores' warp products, lane by lane -----===//
 //
 // For the CUDA emulator: each `nvgpu.mma.sync` (m16n8k8, tf32 operands,
-// float32 accumulators), in a kernel become a host function, becomes what
-// every lane of the warp computes from the others' registers: the lanes
-// exchange their A and B elements through the emulator (mixemu_exchange,
-// which runtime/emulator/Fibers.c completes as it does a shuffle, once all
-// 32 lanes are there), and each adds the products its accumulator
-// elements need.
+// float32 accumulators), in a kernel become a host function, becomes a
+// call of the emulator's mixemu_mma_m16n8k8_tf32 with the lane's
+// fragments (runtime/emulator/Fibers.c: the lanes exchange their A and B
+// elements once all 32 are there, as a shuffle completes, and each adds
+// the products its accumulator elements need, reading the operands' tf32
+// bits as the tensor cores do).
 //
 // The fragments (which lane holds which element) are written here in
-// closed form and checked, each time the pass runs, against MLIR's own
-// statement of them (nvgpu::getLaneIdAndValueIdToOperandCoord), which
-// upstream's lowering of vector contractions to mma.sync relies on: the
-// kernels (WarpMma.h) and the emulation share no code.
-//
-// As the tensor cores do, each product reads only an operand's tf32 bits
-// (its 13 lowest mantissa bits cleared); the product of two tf32 values
-// is exact in float32, and the eight products of an element are added to
-// the accumulator in order of k.
+// closed form, the emulator's formulas, and checked each time the pass
+// runs against MLIR's own statement of them
+// (nvgpu::getLaneIdAndValueIdToOperandCoord), which upstream's lowering of
+// vector contractions to mma.sync relies on: the kernels (WarpMma.h) and
+// the emulation share no code.
 //
 //===----------------------------------------------------------------------===//
 
@@ -129,61 +125,20 @@ LogicalResult mlir::mix::emulateMma(nvgpu::MmaSyncOp mma,
                          "operands and float32 accumulators only");
   OpBuilder b(mma);
   Location loc = mma.getLoc();
-  auto idx = [&](int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  auto store = [&](ArrayRef<Value> values, Value buffer) {
+    for (auto [i, v] : llvm::enumerate(values))
+      memref::StoreOp::create(
+          b, loc, v, buffer,
+          ValueRange{arith::ConstantIndexOp::create(b, loc, i)});
   };
-  auto i32 = [&](int64_t v) {
-    return arith::ConstantIntOp::create(b, loc, v, 32).getResult();
-  };
-  auto add = [&](Value p, Value q) {
-    return arith::AddIOp::create(b, loc, p, q).getResult();
-  };
-  auto mul = [&](Value p, int64_t q) {
-    return arith::MulIOp::create(b, loc, p, idx(q)).getResult();
-  };
-  Value g = arith::DivUIOp::create(b, loc, x.lane, idx(4));
-  Value t = arith::RemUIOp::create(b, loc, x.lane, idx(4));
-
-  // The lane gives its A elements, then its B elements, with their 13
-  // lowest mantissa bits cleared.
-  SmallVector<Value> given = elementsOf(b, loc, mma.getMatrixA());
-  llvm::append_range(given, elementsOf(b, loc, mma.getMatrixB()));
-  for (auto [i, v] : llvm::enumerate(given)) {
-    Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), v);
-    Value kept = arith::AndIOp::create(b, loc, bits,
-                                       i32(static_cast<int32_t>(0xffffe000u)));
-    memref::StoreOp::create(b, loc, arith::BitcastOp::create(b, loc, f32, kept),
-                            x.give, ValueRange{idx(i)});
-  }
-  func::CallOp::create(b, loc, x.exchange,
-                       ValueRange{x.site, x.give, i32(kMmaGivenFloats), x.all});
-  // Element `element` that lane `src` gave.
-  auto given_ = [&](Value src, int64_t element) {
-    return memref::LoadOp::create(
-               b, loc, x.all,
-               ValueRange{add(mul(src, kMmaGivenFloats), idx(element))})
-        .getResult();
-  };
-  // A[g + 8 i][k], lane 4 g + k % 4's element i + 2 (k / 4); B[k][2 t + j],
-  // lane 4 (2 t + j) + k % 4's element 4 + k / 4.
-  Value rowA[2][8], colB[2][8];
-  for (int64_t k = 0; k < 8; ++k) {
-    Value srcA = add(mul(g, 4), idx(k % 4));
-    for (int64_t i = 0; i < 2; ++i)
-      rowA[i][k] = given_(srcA, i + 2 * (k / 4));
-    for (int64_t j = 0; j < 2; ++j)
-      colB[j][k] = given_(add(mul(t, 8), idx(4 * j + k % 4)), 4 + k / 4);
-  }
-  SmallVector<Value> c = elementsOf(b, loc, mma.getMatrixC());
+  store(elementsOf(b, loc, mma.getMatrixA()), x.a);
+  store(elementsOf(b, loc, mma.getMatrixB()), x.b);
+  store(elementsOf(b, loc, mma.getMatrixC()), x.cd);
+  func::CallOp::create(b, loc, x.mma, ValueRange{x.site, x.a, x.b, x.cd});
   SmallVector<Value> d;
-  for (int64_t v = 0; v < 4; ++v) {
-    Value acc = c[v];
-    for (int64_t k = 0; k < 8; ++k)
-      acc = arith::AddFOp::create(
-          b, loc, acc,
-          arith::MulFOp::create(b, loc, rowA[v / 2][k], colB[v % 2][k]));
-    d.push_back(acc);
-  }
+  for (int64_t v = 0; v < 4; ++v)
+    d.push_back(memref::LoadOp::create(
+        b, loc, x.cd, ValueRange{arith::ConstantIndexOp::create(b, loc, v)}));
   // The result's extractions take the elements (and are left, dead, for
   // eraseDeadFragments); anything else gets the vector.
   for (OpOperand &use : llvm::make_early_inc_range(mma->getUses())) {

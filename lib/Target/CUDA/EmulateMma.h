@@ -16,23 +16,20 @@
 namespace mlir {
 namespace mix {
 
-/// The floats a lane gives to a product's exchange: A's 4, B's 2.
-constexpr int64_t kMmaGivenFloats = 6;
-
-/// What an emulated kernel's products share: `mixemu_exchange(site,
-/// give, count, all)` (Emulator.h), the lane's buffers of
-/// kMmaGivenFloats and 32 x kMmaGivenFloats floats, and the lane.
+/// What an emulated kernel's products share: `mixemu_mma_m16n8k8_tf32(
+/// site, a, b, cd)` (Emulator.h) and the lane's buffers for its fragments
+/// (4, 2 and 4 floats); the site is each product's.
 struct MmaExchange {
-  func::FuncOp exchange;
-  Value site, give, all, lane;
+  func::FuncOp mma;
+  Value site, a, b, cd;
 };
 
 /// Checks the emulation's fragments against MLIR's statement of them.
 LogicalResult checkMmaFragments(Operation *at);
 
-/// Replaces \p mma by the exchange of the warp's operands and the lane's
-/// arithmetic; fails on a shape the emulator does not run. Extractions of
-/// its result are left dead.
+/// Replaces \p mma by the emulator's product of the warp's fragments;
+/// fails on a shape the emulator does not run. Extractions of its result
+/// are left dead.
 LogicalResult emulateMma(nvgpu::MmaSyncOp mma, const MmaExchange &x);
 
 /// Erases the dead vector ops the products leave; fails if one is left.

@@ -247,6 +247,27 @@ void exchangeAll(void **params, const MixEmuThread *t) {
     out[i * 64 + k] = all[k];
 }
 
+/// mma(a, b, c, d): one warp's m16n8k8 product D = A B + C of the 16 x 8
+/// A, the 8 x 8 B and the 16 x 8 C (row-major), each lane giving and
+/// getting the fragments of the PTX ISA (lane = 4 g + t).
+void mmaProduct(void **params, const MixEmuThread *t) {
+  const float *a = *static_cast<float **>(params[0]);
+  const float *b = *static_cast<float **>(params[1]);
+  const float *c = *static_cast<float **>(params[2]);
+  float *d = *static_cast<float **>(params[3]);
+  int64_t lane = linearThread(t) % 32, g = lane / 4, l = lane % 4;
+  float fa[4], fb[2], fcd[4];
+  for (int64_t v = 0; v < 4; ++v)
+    fa[v] = a[(g + 8 * (v % 2)) * 8 + l + 4 * (v / 2)];
+  for (int64_t v = 0; v < 2; ++v)
+    fb[v] = b[(l + 4 * v) * 8 + g];
+  for (int64_t v = 0; v < 4; ++v)
+    fcd[v] = c[(g + 8 * (v / 2)) * 8 + 2 * l + v % 2];
+  mixemu_mma_m16n8k8_tf32("loc(mma)", fa, fb, fcd);
+  for (int64_t v = 0; v < 4; ++v)
+    d[(g + 8 * (v / 2)) * 8 + 2 * l + v % 2] = fcd[v];
+}
+
 /// divergent_shuffle: lanes 16-31 return before the shuffle of width 32.
 void divergentShuffle(void **, const MixEmuThread *t) {
   if (linearThread(t) % 32 < 16)
@@ -296,6 +317,7 @@ void setUpEmulator() {
   ASSERT_EQ(mixemu_register_kernel_ex("warp_sums", warpSums, 2, 0, sync), 0);
   ASSERT_EQ(mixemu_register_kernel_ex("exchange_all", exchangeAll, 1, 0, sync),
             0);
+  ASSERT_EQ(mixemu_register_kernel_ex("mma", mmaProduct, 4, 0, sync), 0);
   ASSERT_EQ(mixemu_register_kernel_ex("divergent_shuffle", divergentShuffle, 1,
                                       0, sync),
             0);
@@ -965,6 +987,42 @@ TEST(CUDAEmulator, ExchangeGivesEveryLaneTheWarps) {
       ASSERT_EQ(out[i * 64 + 2 * l], float(l)) << "thread " << i;
       ASSERT_EQ(out[i * 64 + 2 * l + 1], float(100 + l)) << "thread " << i;
     }
+}
+
+/// The product of small integers (exact in float32 whatever the order of
+/// the sums) against the plain loop, and an operand's bits beyond tf32's
+/// ignored: 1 + 2^-20 is read as 1.
+TEST(CUDAEmulator, TensorCoreProductOfAWarp) {
+  setUpEmulator();
+  std::vector<float> a(16 * 8), b(8 * 8), c(16 * 8), want(16 * 8);
+  for (int i = 0; i < 16 * 8; ++i) {
+    a[i] = float((i * 7) % 11) - 5;
+    c[i] = float((i * 5) % 13) - 6;
+  }
+  for (int i = 0; i < 8 * 8; ++i)
+    b[i] = float((i * 3) % 7) - 3;
+  a[0] = 1.0f + std::ldexp(1.0f, -20);
+  for (int r = 0; r < 16; ++r)
+    for (int n = 0; n < 8; ++n) {
+      float sum = c[r * 8 + n];
+      for (int k = 0; k < 8; ++k)
+        sum += (r == 0 && k == 0 ? 1.0f : a[r * 8 + k]) * b[k * 8 + n];
+      want[r * 8 + n] = sum;
+    }
+  DeviceBuffer da(a.size() * 4), db(b.size() * 4), dc(c.size() * 4),
+      dd(c.size() * 4);
+  ASSERT_EQ(cuMemcpyHtoDAsync(da.ptr, a.data(), a.size() * 4, nullptr),
+            CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyHtoDAsync(db.ptr, b.data(), b.size() * 4, nullptr),
+            CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyHtoDAsync(dc.ptr, c.data(), c.size() * 4, nullptr),
+            CUDA_SUCCESS);
+  void *params[] = {&da.ptr, &db.ptr, &dc.ptr, &dd.ptr};
+  const unsigned g[3] = {1, 1, 1}, bl[3] = {32, 1, 1};
+  ASSERT_EQ(launch("mma", g, bl, params), CUDA_SUCCESS);
+  std::vector<float> d = fromDevice<float>(dd.ptr, 16 * 8);
+  for (int i = 0; i < 16 * 8; ++i)
+    ASSERT_EQ(d[i], want[i]) << "row " << i / 8 << ", column " << i % 8;
 }
 
 /// Runs `name` on blocks of (bx, by, 1) threads in a death test's child and

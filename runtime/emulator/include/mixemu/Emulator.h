@@ -173,6 +173,19 @@ int64_t mixemu_shuffle(const char *site, int32_t mode, int32_t value,
 void mixemu_exchange(const char *site, const float *give, int32_t count,
                      float *all);
 
+/* A warp's tensor-core product, mma.sync.m16n8k8 with tf32 operands and
+   float32 accumulators: each lane gives its A fragment `a` (4 floats), its
+   B fragment `b` (2) and its accumulator fragment `cd` (4), which it gets
+   back as D = A B + C. The fragments are the PTX ISA's, as
+   lib/Target/CUDA/EmulateMma.cpp states them (and checks against MLIR's):
+   with lane = 4 g + t, a[v] = A[g + 8 (v % 2)][t + 4 (v / 2)],
+   b[v] = B[t + 4 v][g], cd[v] = C[g + 8 (v / 2)][2 t + v % 2]. The
+   operands are read as tf32 (their 13 lowest mantissa bits cleared), their
+   products are exact in float32, and each element adds its eight in order
+   of k. The lanes meet as at a mixemu_exchange of width 32. */
+void mixemu_mma_m16n8k8_tf32(const char *site, const float *a, const float *b,
+                             float *cd);
+
 /*===-- Diagnostics ------------------------------------------------------===*/
 
 /* The message of the emulator's last failed call (the one
