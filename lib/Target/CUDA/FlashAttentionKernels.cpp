@@ -242,6 +242,39 @@ void storeRows(Emitter &e, WarpMma &m, const Attention &a,
     }
 }
 
+/// The lane's two rows among its warp's 16 (accumulator rows g, g + 8).
+std::array<Value, 2> laneRows(Emitter &e, WarpMma &m, Value warpFirst) {
+  return {e.addi(warpFirst, m.accRow(0)), e.addi(warpFirst, m.accRow(2))};
+}
+
+/// The frame of the kernels whose warps hold 16 queries each (forward,
+/// dQ): tiles of keys and values in workgroup memory, the lane's two query
+/// rows, and q (scaled) as the products' left operand.
+struct QueryBlock {
+  Frame f;
+  Value keys, values;
+  WarpMma m;
+  std::array<Value, 2> rowOf;
+  SmallVector<WarpMma::AFrag> q;
+
+  static Frame open(Emitter &e, const Attention &a) {
+    Type f32 = e.b.getF32Type();
+    return openFrame(e, a.shape.seq, a.shape.heads, a.shape.batch,
+                     {workgroupBuffer({a.tile, a.padded}, f32),
+                      workgroupBuffer({a.tile, a.padded}, f32)});
+  }
+  QueryBlock(Emitter &e, const Attention &a)
+      : f(open(e, a)), keys(f.launch.getWorkgroupAttributions()[0]),
+        values(f.launch.getWorkgroupAttributions()[1]),
+        m(e, a.rounding, f.lane), rowOf(laneRows(e, m, f.warpFirst)) {
+    Value batch = f.z, h = f.h;
+    q = loadRowFragments(
+        e, m, a, f.warpFirst, a.shape.seq,
+        [&](Value row, Value c) { return a.qkvAt(e, batch, row, h, 0, c); },
+        a.scale);
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Forward
 //===----------------------------------------------------------------------===//
@@ -251,39 +284,26 @@ void lowerForward(FlashAttentionBuffersOp op, const Attention &a) {
   Emitter e{builder, op.getLoc()};
   int64_t dp = a.padded, tile = a.tile, seq = a.shape.seq;
   int64_t steps = dp / 8, groups = tile / 8;
-  Type f32 = builder.getF32Type();
-  Frame f = openFrame(
-      e, seq, a.shape.heads, a.shape.batch,
-      {workgroupBuffer({tile, dp}, f32), workgroupBuffer({tile, dp}, f32)});
-  Value keys = f.launch.getWorkgroupAttributions()[0];
-  Value values = f.launch.getWorkgroupAttributions()[1];
-  WarpMma m(e, a.rounding, f.lane);
+  QueryBlock qb(e, a);
+  Frame &f = qb.f;
+  WarpMma &m = qb.m;
   Value batch = f.z, one = e.f32(1.0);
-  // The lane's two query rows (accumulator rows g and g + 8).
-  Value rowOf[2] = {e.addi(f.warpFirst, m.accRow(0)),
-                    e.addi(f.warpFirst, m.accRow(2))};
-
-  // q, scaled, as the left operand of the scores.
-  SmallVector<WarpMma::AFrag> q = loadRowFragments(
-      e, m, a, f.warpFirst, seq,
-      [&](Value row, Value c) { return a.qkvAt(e, batch, row, f.h, 0, c); },
-      a.scale);
 
   // One tile of keys [t0, t0 + tile) below `end`: the online softmax
   // update of (max, sum, output) for each of the lane's two rows. The sums
   // are the lane's share (its columns), added over the group at the end.
   auto tileStep = [&](Value t0, Value end, bool causal, ValueRange carried,
                       const RowLoad &rows) -> SmallVector<Value> {
-    loadTile(e, m, a, f.tid, t0, end, rows, keys, values, one);
+    loadTile(e, m, a, f.tid, t0, end, rows, qb.keys, qb.values, one);
     SmallVector<WarpMma::Acc> scores;
     Value tileMax[2] = {e.negInf(), e.negInf()};
     for (int64_t j = 0; j < groups; ++j) {
-      WarpMma::Acc s = productWithRows(e, m, q, keys, j);
+      WarpMma::Acc s = productWithRows(e, m, qb.q, qb.keys, j);
       for (int v = 0; v < 4; ++v) {
         Value key = e.addi(t0, e.addi(e.idx(8 * j), m.accCol(v)));
         Value ok = e.lt(key, end);
         if (causal)
-          ok = e.andi(ok, e.le(key, rowOf[v / 2]));
+          ok = e.andi(ok, e.le(key, qb.rowOf[v / 2]));
         s[v] = e.select(ok, s[v], e.negInf());
         tileMax[v / 2] = e.maxf(tileMax[v / 2], s[v]);
       }
@@ -312,7 +332,7 @@ void lowerForward(FlashAttentionBuffersOp op, const Attention &a) {
       for (int v = 0; v < 4; ++v)
         acc[v] = e.mulf(acc[v], corr[v / 2]);
     for (int64_t j = 0; j < groups; ++j)
-      accumulateTileRows(e, m, m.accAsA(scores[j]), values, j, out);
+      accumulateTileRows(e, m, m.accAsA(scores[j]), qb.values, j, out);
     next.resize(4);
     flatten(out, next);
     return next;
@@ -347,14 +367,14 @@ void lowerForward(FlashAttentionBuffersOp op, const Attention &a) {
   for (WarpMma::Acc &acc : out)
     for (int v = 0; v < 4; ++v)
       acc[v] = e.mulf(acc[v], inv[v / 2]);
-  storeRows(e, m, a, out, rowOf, seq, [&](Value row, Value c, Value v) {
+  storeRows(e, m, a, out, qb.rowOf, seq, [&](Value row, Value c, Value v) {
     e.store(v, op.getResult(), {batch, row, a.headColumn(e, f.h, c)});
   });
   Value first = e.eq(m.t, e.idx(0));
   for (int i = 0; i < 2; ++i)
-    e.when(e.andi(first, e.lt(rowOf[i], e.idx(seq))), [&] {
+    e.when(e.andi(first, e.lt(qb.rowOf[i], e.idx(seq))), [&] {
       e.store(e.addf(carried[i], e.log(sum[i])), op.getLse(),
-              {batch, f.h, rowOf[i]});
+              {batch, f.h, qb.rowOf[i]});
     });
 }
 
@@ -368,23 +388,12 @@ void lowerQueryGrads(FlashAttentionGradBuffersOp op, const Attention &a) {
   Emitter e{builder, op.getLoc()};
   int64_t dp = a.padded, tile = a.tile, seq = a.shape.seq, dh = a.shape.headDim;
   int64_t steps = dp / 8, groups = tile / 8;
-  Type f32 = builder.getF32Type();
-  Frame f = openFrame(
-      e, seq, a.shape.heads, a.shape.batch,
-      {workgroupBuffer({tile, dp}, f32), workgroupBuffer({tile, dp}, f32)});
-  Value keys = f.launch.getWorkgroupAttributions()[0];
-  Value values = f.launch.getWorkgroupAttributions()[1];
-  WarpMma m(e, a.rounding, f.lane);
+  QueryBlock qb(e, a);
+  Frame &f = qb.f;
+  WarpMma &m = qb.m;
   Value batch = f.z, one = e.f32(1.0);
-  Value rowOf[2] = {e.addi(f.warpFirst, m.accRow(0)),
-                    e.addi(f.warpFirst, m.accRow(2))};
-
-  // q (scaled) and dout as left operands; D = dout . out and the
-  // log-sum-exp of each of the lane's rows.
-  SmallVector<WarpMma::AFrag> q = loadRowFragments(
-      e, m, a, f.warpFirst, seq,
-      [&](Value row, Value c) { return a.qkvAt(e, batch, row, f.h, 0, c); },
-      a.scale);
+  // dout as a left operand too; D = dout . out and the log-sum-exp of
+  // each of the lane's rows.
   auto doutAt = [&](Value row, Value c) {
     return e.load(op.getDout(), {batch, row, a.headColumn(e, f.h, c)});
   };
@@ -392,7 +401,7 @@ void lowerQueryGrads(FlashAttentionGradBuffersOp op, const Attention &a) {
       loadRowFragments(e, m, a, f.warpFirst, seq, doutAt, 1.0);
   Value d[2], lse[2];
   for (int i = 0; i < 2; ++i) {
-    Value row = e.mini(rowOf[i], e.idx(seq - 1));
+    Value row = e.mini(qb.rowOf[i], e.idx(seq - 1));
     // The lane's columns of the row: t, t + 4, t + 8, ...
     Value part = e.loop(
         m.t, e.idx(dh), e.idx(4), e.f32(0.0), [&](Value c, ValueRange acc) {
@@ -407,21 +416,21 @@ void lowerQueryGrads(FlashAttentionGradBuffersOp op, const Attention &a) {
 
   auto tileStep = [&](Value t0, Value end, bool causal, ValueRange carried,
                       const RowLoad &rows) -> SmallVector<Value> {
-    loadTile(e, m, a, f.tid, t0, end, rows, keys, values, one);
+    loadTile(e, m, a, f.tid, t0, end, rows, qb.keys, qb.values, one);
     SmallVector<WarpMma::Acc> dq = unflatten(carried, steps);
     for (int64_t j = 0; j < groups; ++j) {
-      WarpMma::Acc s = productWithRows(e, m, q, keys, j);
-      WarpMma::Acc dpv = productWithRows(e, m, dout, values, j);
+      WarpMma::Acc s = productWithRows(e, m, qb.q, qb.keys, j);
+      WarpMma::Acc dpv = productWithRows(e, m, dout, qb.values, j);
       WarpMma::Acc ds;
       for (int v = 0; v < 4; ++v) {
         Value key = e.addi(t0, e.addi(e.idx(8 * j), m.accCol(v)));
         Value ok = e.lt(key, end);
         if (causal)
-          ok = e.andi(ok, e.le(key, rowOf[v / 2]));
+          ok = e.andi(ok, e.le(key, qb.rowOf[v / 2]));
         Value prob = e.exp(e.subf(e.select(ok, s[v], e.negInf()), lse[v / 2]));
         ds[v] = e.mulf(prob, e.subf(dpv[v], d[v / 2]));
       }
-      accumulateTileRows(e, m, m.accAsA(ds), keys, j, dq);
+      accumulateTileRows(e, m, m.accAsA(ds), qb.keys, j, dq);
     }
     SmallVector<Value> next;
     flatten(dq, next);
@@ -445,7 +454,7 @@ void lowerQueryGrads(FlashAttentionGradBuffersOp op, const Attention &a) {
         return tileStep(t0, end, /*causal=*/true, c, rows);
       });
 
-  storeRows(e, m, a, unflatten(carried, steps), rowOf, seq,
+  storeRows(e, m, a, unflatten(carried, steps), qb.rowOf, seq,
             [&](Value row, Value c, Value v) {
               e.store(e.mulf(v, e.f32(a.scale)), op.getDqkv(),
                       {batch, row, a.column(e, f.h, 0, c)});
@@ -479,8 +488,7 @@ void lowerKeyGrads(
   Value queries = shared[0], douts = shared[1], lses = shared[2],
         ds = shared[3];
   WarpMma m(e, a.rounding, f.lane);
-  Value rowOf[2] = {e.addi(f.warpFirst, m.accRow(0)),
-                    e.addi(f.warpFirst, m.accRow(2))};
+  std::array<Value, 2> rowOf = laneRows(e, m, f.warpFirst);
 
   // The warp's keys and values as left operands (the queries in the
   // tiles carry the scale).
