@@ -212,8 +212,13 @@ void mlir::mix::buildCPUCodegenPipeline(
 
 void mlir::mix::buildCUDAKernelsPipeline(
     OpPassManager &pm, const CUDACodegenPipelineOptions &options) {
+  // Products into zeros overwrite them (beta 0), and a linear layer's bias
+  // rides on its product (cuBLASLt's BIAS epilogue): no fill or broadcast
+  // launch, and no read of C.
   MixMatmulsToLibraryCallsPassOptions matmuls;
   matmuls.prefix = MIXRT_CUDA_MATMUL_PREFIX;
+  matmuls.overwriteZeros = true;
+  matmuls.fuseBias = true;
   pm.addPass(createMixMatmulsToLibraryCallsPass(matmuls));
   pm.addPass(createMixMemoryToDevicePass());
   MixFlashAttentionKernelsPassOptions attention;

@@ -18,9 +18,13 @@
  * The products are accumulated in float, over k in order. When beta is
  * zero C is not read (as in BLAS). C may be D (the support code
  * accumulates in place).
- * The descriptors hold what the support code sets (the transposes, a
- * layout's batch count and stride, the workspace limit); any other
- * attribute is CUBLAS_STATUS_NOT_SUPPORTED, so that a new use is noticed.
+ * With the BIAS epilogue, D = alpha op(A) op(B) + beta C + bias, the bias
+ * one float per row of D (the pointer the descriptor holds, read from
+ * device memory).
+ * The descriptors hold what the support code sets (the transposes, the
+ * epilogue and its bias, a layout's batch count and stride, the workspace
+ * limit); any other attribute is CUBLAS_STATUS_NOT_SUPPORTED, so that a
+ * new use is noticed.
  * An operand reaching outside its allocation faults as a kernel would:
  * the call succeeds (the device would only fault later) and the context's
  * sticky CUDA_ERROR_ILLEGAL_ADDRESS, whose message names the operand and
@@ -47,6 +51,8 @@ struct cublasLtContext {
 struct cublasLtMatmulDescOpaque_t {
   cublasComputeType_t compute;
   cublasOperation_t trans[2]; /* A's, B's */
+  uint32_t epilogue;          /* CUBLASLT_EPILOGUE_DEFAULT or _BIAS */
+  const float *bias;          /* the BIAS epilogue's row */
 };
 
 struct cublasLtMatrixLayoutOpaque_t {
@@ -146,6 +152,8 @@ cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *matmulDesc,
     return CUBLAS_STATUS_ALLOC_FAILED;
   d->compute = computeType;
   d->trans[0] = d->trans[1] = CUBLAS_OP_N;
+  d->epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  d->bias = NULL;
   *matmulDesc = d;
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -162,11 +170,32 @@ cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t matmulDesc,
   if (!matmulDesc || !buf)
     return fail(CUBLAS_STATUS_INVALID_VALUE,
                 "cublasLtMatmulDescSetAttribute: no descriptor or value");
+  if (attr == CUBLASLT_MATMUL_DESC_EPILOGUE) {
+    uint32_t epilogue;
+    if (sizeInBytes != sizeof epilogue)
+      return fail(CUBLAS_STATUS_INVALID_VALUE,
+                  "cublasLtMatmulDescSetAttribute: an epilogue is 4 bytes");
+    memcpy(&epilogue, buf, sizeof epilogue);
+    if (epilogue != CUBLASLT_EPILOGUE_DEFAULT &&
+        epilogue != CUBLASLT_EPILOGUE_BIAS)
+      return fail(CUBLAS_STATUS_NOT_SUPPORTED,
+                  "cublasLtMatmulDescSetAttribute: only the DEFAULT and BIAS "
+                  "epilogues are emulated");
+    matmulDesc->epilogue = epilogue;
+    return CUBLAS_STATUS_SUCCESS;
+  }
+  if (attr == CUBLASLT_MATMUL_DESC_BIAS_POINTER) {
+    if (sizeInBytes != sizeof matmulDesc->bias)
+      return fail(CUBLAS_STATUS_INVALID_VALUE,
+                  "cublasLtMatmulDescSetAttribute: BIAS_POINTER is a pointer");
+    memcpy(&matmulDesc->bias, buf, sizeof matmulDesc->bias);
+    return CUBLAS_STATUS_SUCCESS;
+  }
   if (attr != CUBLASLT_MATMUL_DESC_TRANSA &&
       attr != CUBLASLT_MATMUL_DESC_TRANSB)
     return fail(CUBLAS_STATUS_NOT_SUPPORTED,
-                "cublasLtMatmulDescSetAttribute: only TRANSA and TRANSB are "
-                "emulated");
+                "cublasLtMatmulDescSetAttribute: only TRANSA, TRANSB, "
+                "EPILOGUE and BIAS_POINTER are emulated");
   int32_t op;
   if (sizeInBytes != sizeof op)
     return fail(CUBLAS_STATUS_INVALID_VALUE,
@@ -400,6 +429,21 @@ static int operandInRange(char which, const void *p, cublasLtMatrixLayout_t l) {
   return 0;
 }
 
+/* Whether the BIAS epilogue's `rows` floats lie in one allocation; if not,
+   faults the context as operandInRange does. */
+static int biasInRange(const float *bias, uint64_t rows) {
+  char what[96];
+  snprintf(what, sizeof what, "cublasLtMatmul: the bias (%llu floats)",
+           (unsigned long long)rows);
+  if (mixemuCheckRange((uintptr_t)bias, rows * sizeof(float), what) ==
+      CUDA_SUCCESS)
+    return 1;
+  char message[1024];
+  snprintf(message, sizeof message, "%s", mixemu_last_error());
+  mixemuSetSticky(CUDA_ERROR_ILLEGAL_ADDRESS, message);
+  return 0;
+}
+
 static cublasStatus_t
 emuMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
                const void *alpha, const void *A, cublasLtMatrixLayout_t Adesc,
@@ -434,9 +478,16 @@ emuMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
   if (b != 0.0f && !C)
     return fail(CUBLAS_STATUS_INVALID_VALUE,
                 "cublasLtMatmul: beta is not zero and C is null");
+  const float *bias = NULL;
+  if (computeDesc->epilogue == CUBLASLT_EPILOGUE_BIAS) {
+    if (!computeDesc->bias)
+      return fail(CUBLAS_STATUS_INVALID_VALUE,
+                  "cublasLtMatmul: the BIAS epilogue without a bias pointer");
+    bias = computeDesc->bias;
+  }
   if (!operandInRange('A', A, Adesc) || !operandInRange('B', B, Bdesc) ||
       (b != 0.0f && !operandInRange('C', C, Cdesc)) ||
-      !operandInRange('D', D, Ddesc))
+      !operandInRange('D', D, Ddesc) || (bias && !biasInRange(bias, s.m)))
     return CUBLAS_STATUS_SUCCESS;
   if (mixemuCountOnly()) { /* checked, counted, not computed */
     ++mixemuProfileCounters.matmuls;
@@ -480,6 +531,8 @@ emuMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
         float result = a * sum;
         if (pc)
           result += b * pc[i + j * Cdesc->ld];
+        if (bias)
+          result += bias[i];
         pd[i + j * Ddesc->ld] = result;
       }
   }

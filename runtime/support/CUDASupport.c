@@ -7,9 +7,11 @@
  *  - the device memory plan: the first call of an entry point records its
  *    allocations' sizes and lifetimes, packs them into one pool, and every
  *    later call takes its buffers from the pool, so no step allocates;
- *  - mixrt_cuda_matmul and its batched forms (PackageABI.h): C += A B
- *    through cuBLASLt (TF32 or BF16 tensor cores, float32 accumulation),
- *    its descriptors and algorithm chosen once per call site;
+ *  - mixrt_cuda_matmul and its batched forms (PackageABI.h): C += A B,
+ *    C = A B (_set) or C = A B + a bias row (_bias, cuBLASLt's BIAS
+ *    epilogue) through cuBLASLt (TF32 or BF16 tensor cores, float32
+ *    accumulation), its descriptors and algorithm chosen once per call
+ *    site;
  *  - mixrt_device_*: what the runtime (which links no CUDA) uses to move
  *    arguments to and from the device and to learn of errors;
  *  - mixrt_nccl_*: the gradients' average over the ranks of a multi-GPU
@@ -413,9 +415,11 @@ static void profileCopy(int kind, uint64_t bytes) {
   counts.copyBytes[kind] += bytes;
 }
 
-/* A product of site `site`: C[M,N] += A[M,K] B[K,N], `batch` times. */
+/* A product of site `site`: C[M,N] (+)= A[M,K] B[K,N], `batch` times;
+   `readsC`: it accumulates into C; `bias`: the length of the bias row it
+   adds (0: none). */
 static void profileProduct(int64_t site, int64_t batch, int64_t m, int64_t n,
-                           int64_t k) {
+                           int64_t k, int readsC, int64_t bias) {
   if (site >= siteCountCapacity) {
     int64_t old = siteCountCapacity;
     SiteCount *grown = (SiteCount *)grow(siteCounts, &siteCountCapacity,
@@ -435,8 +439,9 @@ static void profileProduct(int64_t site, int64_t batch, int64_t m, int64_t n,
   ++counts.matmuls;
   double products = (double)batch;
   counts.matmulFlops += 2.0 * products * (double)m * (double)n * (double)k;
-  counts.matmulBytes += (uint64_t)batch * sizeof(float) *
-                        (uint64_t)(m * k + k * n + 2 * m * n);
+  counts.matmulBytes +=
+      (uint64_t)batch * sizeof(float) *
+      (uint64_t)(m * k + k * n + (readsC ? 2 : 1) * m * n + bias);
 }
 
 /* Kernels by their bytes over the counted launches, most first. */
@@ -691,8 +696,14 @@ void mgpuSetDefaultDevice(int32_t device) { (void)device; }
 /* ---- Matrix products through cuBLASLt ---------------------------------- */
 
 
+/* What a product does with C: accumulates into it (beta 1), overwrites it
+   (beta 0: the support code's _set forms) or overwrites it with a bias row
+   added (beta 0 and cuBLASLt's BIAS epilogue: _bias). */
+typedef enum { kAccumulate, kOverwrite, kAddBias } Form;
+
 typedef struct {
   int ready;
+  Form form;
   cublasLtMatmulDesc_t desc;
   cublasLtMatrixLayout_t a, b, c;
   cublasLtMatmulAlgo_t algo;
@@ -746,12 +757,23 @@ static int setupLt(void) {
   return 1;
 }
 
+/* Points `s`'s BIAS epilogue at `bias`. */
+static int setBias(Site *s, const float *bias) {
+  return checkBlas(cublasLtMatmulDescSetAttribute(
+                       s->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                       sizeof bias),
+                   "BIAS_POINTER");
+}
+
 /* C[M,N] (+)= A[M,K] B[K,N] over `batch` products, as C^T = B^T A^T in
-   cuBLASLt's column-major terms (C must be row-contiguous). */
-static void matmul(int64_t site, int64_t batch, float *a, int64_t M,
-                   int64_t K, int64_t sa0, int64_t sa1, int64_t sab, float *b,
-                   int64_t sb0, int64_t sb1, int64_t sbb, int64_t N, float *c,
-                   int64_t sc0, int64_t sc1, int64_t scb) {
+   cuBLASLt's column-major terms (C must be row-contiguous); with kAddBias,
+   `bias` is the contiguous row of N floats added to every row of C (the
+   bias of C^T's rows, as the BIAS epilogue takes it). */
+static void matmul(int64_t site, Form form, const float *bias, int64_t batch,
+                   float *a, int64_t M, int64_t K, int64_t sa0, int64_t sa1,
+                   int64_t sab, float *b, int64_t sb0, int64_t sb1,
+                   int64_t sbb, int64_t N, float *c, int64_t sc0, int64_t sc1,
+                   int64_t scb) {
   if (failed() || !setupLt())
     return;
   if (site >= siteCapacity) {
@@ -778,6 +800,8 @@ static void matmul(int64_t site, int64_t batch, float *a, int64_t M,
     cublasOperation_t ta = opA.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasOperation_t tb = opB.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
     int64_t ldc = sc0 > N ? sc0 : N;
+    const uint32_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    s->form = form;
     if (!checkBlas(cublasLtMatmulDescCreate(&s->desc, MIXRT_MATMUL_COMPUTE,
                                             CUDA_R_32F),
                    "cublasLtMatmulDescCreate") ||
@@ -787,6 +811,11 @@ static void matmul(int64_t site, int64_t batch, float *a, int64_t M,
         !checkBlas(cublasLtMatmulDescSetAttribute(
                        s->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb),
                    "TRANSB") ||
+        (form == kAddBias &&
+         !checkBlas(cublasLtMatmulDescSetAttribute(
+                        s->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                        sizeof epilogue),
+                    "EPILOGUE")) ||
         !checkBlas(cublasLtMatrixLayoutCreate(&s->a, CUDA_R_32F, opA.rows,
                                               opA.cols, opA.ld),
                    "layout A") ||
@@ -813,6 +842,8 @@ static void matmul(int64_t site, int64_t batch, float *a, int64_t M,
                        "batch stride"))
           return;
     }
+    if (form == kAddBias && !setBias(s, bias))
+      return;
     cublasLtMatmulPreference_t pref;
     size_t ws = kWorkspace;
     int found = 0;
@@ -832,11 +863,20 @@ static void matmul(int64_t site, int64_t batch, float *a, int64_t M,
     }
     s->ready = 1;
   }
-  const float one = 1.0f;
+  if (s->form != form) {
+    setError("mixrt_cuda_matmul", "a call site's products differ in form");
+    return;
+  }
+  /* The bias may move between calls (the descriptor holds its address). */
+  if (form == kAddBias && !setBias(s, bias))
+    return;
+  const float one = 1.0f, zero = 0.0f;
   if (profileOn())
-    profileProduct(site, batch, M, N, K);
-  checkBlas(cublasLtMatmul(lt, s->desc, &one, b, s->a, a, s->b, &one, c, s->c,
-                           c, s->c, s->haveAlgo ? &s->algo : NULL,
+    profileProduct(site, batch, M, N, K, form == kAccumulate,
+                   form == kAddBias ? N : 0);
+  checkBlas(cublasLtMatmul(lt, s->desc, &one, b, s->a, a, s->b,
+                           form == kAccumulate ? &one : &zero, c, s->c, c,
+                           s->c, s->haveAlgo ? &s->algo : NULL,
                            (void *)(uintptr_t)workspace, kWorkspace,
                            (cudaStream_t)stream),
             "cublasLtMatmul");
@@ -1097,38 +1137,30 @@ __attribute__((destructor)) static void releaseDevice(void) {
   ready = 0;
 }
 
-void mixrt_cuda_matmul(int64_t site, float *a, int64_t ao, int64_t m,
-                       int64_t k, int64_t as0, int64_t as1, float *b,
-                       int64_t bo, int64_t bk, int64_t n, int64_t bs0,
-                       int64_t bs1, float *c, int64_t co, int64_t cm,
-                       int64_t cn, int64_t cs0, int64_t cs1) {
+/* The public forms (PackageABI.h): each passes its operands' views to
+   matmul() in one of three forms. */
+static void matmul2(Form form, const float *bias, MIXRT_OPERANDS_2(float)) {
   (void)bk;
   (void)cm;
   (void)cn;
-  matmul(site, 1, a + ao, m, k, as0, as1, 0, b + bo, bs0, bs1, 0, n, c + co,
-         cs0, cs1, 0);
+  matmul(site, form, bias, 1, a + ao, am, ak, as0, as1, 0, b + bo, bs0, bs1,
+         0, bn, c + co, cs0, cs1, 0);
 }
 
-void mixrt_cuda_batch_matmul(int64_t site, float *a, int64_t ao,
-                             int64_t batch, int64_t m, int64_t k,
-                             int64_t asb, int64_t as0, int64_t as1, float *b,
-                             int64_t bo, int64_t bb, int64_t bk, int64_t n,
-                             int64_t bsb, int64_t bs0, int64_t bs1, float *c,
-                             int64_t co, int64_t cb, int64_t cm, int64_t cn,
-                             int64_t csb, int64_t cs0, int64_t cs1) {
+static void matmul3(Form form, MIXRT_OPERANDS_3(float)) {
   (void)bb;
   (void)bk;
   (void)cb;
   (void)cm;
   (void)cn;
-  matmul(site, batch, a + ao, m, k, as0, as1, asb, b + bo, bs0, bs1, bsb, n,
-         c + co, cs0, cs1, csb);
+  matmul(site, form, NULL, ab, a + ao, am, ak, as0, as1, asb, b + bo, bs0,
+         bs1, bsb, bn, c + co, cs0, cs1, csb);
 }
 
 /* Two batch dimensions (mix-head-products: attention's (batch, head)
    products, read in their layouts): one strided-batched product over the
    inner batch dimension for each index of the outer one. */
-void mixrt_cuda_batch2_matmul(MIXRT_OPERANDS_4(float)) {
+static void matmul4(Form form, MIXRT_OPERANDS_4(float)) {
   (void)bb0;
   (void)bb1;
   (void)bk;
@@ -1137,7 +1169,48 @@ void mixrt_cuda_batch2_matmul(MIXRT_OPERANDS_4(float)) {
   (void)cm;
   (void)cn;
   for (int64_t i = 0; i < ab0; ++i)
-    matmul(site, ab1, a + ao + i * asb0, am, ak, as0, as1, asb1,
+    matmul(site, form, NULL, ab1, a + ao + i * asb0, am, ak, as0, as1, asb1,
            b + bo + i * bsb0, bs0, bs1, bsb1, bn, c + co + i * csb0, cs0, cs1,
            csb1);
+}
+
+#define MIXRT_FORWARD_2                                                        \
+  site, a, ao, am, ak, as0, as1, b, bo, bk, bn, bs0, bs1, c, co, cm, cn, cs0,  \
+      cs1
+#define MIXRT_FORWARD_3                                                        \
+  site, a, ao, ab, am, ak, asb, as0, as1, b, bo, bb, bk, bn, bsb, bs0, bs1, c, \
+      co, cb, cm, cn, csb, cs0, cs1
+#define MIXRT_FORWARD_4                                                        \
+  site, a, ao, ab0, ab1, am, ak, asb0, asb1, as0, as1, b, bo, bb0, bb1, bk,    \
+      bn, bsb0, bsb1, bs0, bs1, c, co, cb0, cb1, cm, cn, csb0, csb1, cs0, cs1
+
+void mixrt_cuda_matmul(MIXRT_OPERANDS_2(float)) {
+  matmul2(kAccumulate, NULL, MIXRT_FORWARD_2);
+}
+void mixrt_cuda_matmul_set(MIXRT_OPERANDS_2(float)) {
+  matmul2(kOverwrite, NULL, MIXRT_FORWARD_2);
+}
+void mixrt_cuda_matmul_bias(MIXRT_OPERANDS_2(float), MIXRT_BIAS) {
+  if (biass != 1 && biasn != 1) {
+    setError("mixrt_cuda_matmul_bias", "the bias row is not contiguous");
+    return;
+  }
+  if (biasn != bn) {
+    setError("mixrt_cuda_matmul_bias",
+             "the bias row's length is not the product's columns");
+    return;
+  }
+  matmul2(kAddBias, bias + biaso, MIXRT_FORWARD_2);
+}
+void mixrt_cuda_batch_matmul(MIXRT_OPERANDS_3(float)) {
+  matmul3(kAccumulate, MIXRT_FORWARD_3);
+}
+void mixrt_cuda_batch_matmul_set(MIXRT_OPERANDS_3(float)) {
+  matmul3(kOverwrite, MIXRT_FORWARD_3);
+}
+void mixrt_cuda_batch2_matmul(MIXRT_OPERANDS_4(float)) {
+  matmul4(kAccumulate, MIXRT_FORWARD_4);
+}
+void mixrt_cuda_batch2_matmul_set(MIXRT_OPERANDS_4(float)) {
+  matmul4(kOverwrite, MIXRT_FORWARD_4);
 }

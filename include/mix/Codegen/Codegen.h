@@ -127,7 +127,8 @@ LogicalResult foldSumsIntoAccumulators(FunctionOpInterface function);
 /// `<prefix>matmul_set[_bf16]`) and the fill is dropped. With \p fuseBias,
 /// a 2-d product into an accumulator just filled with a row vector in every
 /// row (a linear layer's bias) calls `<prefix>matmul_bias[_bf16]` (C = A B
-/// + bias, oneDNN's bias argument) and the fill is dropped. With
+/// + bias, oneDNN's bias argument or cuBLASLt's BIAS epilogue) and the fill
+/// is dropped. With
 /// \p triangular, a product marked `mix.triangle` (mix-causal-products)
 /// calls `<prefix>[batch_]matmul_tri[_set][_bf16]`, which takes the kind
 /// and diagonal last and skips the triangle's blocks.

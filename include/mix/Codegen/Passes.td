@@ -286,17 +286,18 @@ def MixMatmulsToLibraryCallsPass
     view of it in the order (b0, b1, rows, columns), with four sizes and
     four strides. The forms below apply to it as to the others.
 
-    With `overwrite-zeros` (mixc's CPU target), a product whose
+    With `overwrite-zeros` (mixc's CPU and CUDA targets), a product whose
     accumulator was zero-filled just before (nothing but views and
     operations without memory effects in between) calls the `_set` form
     instead, which computes C = A B, and the fill goes: one pass over C
     fewer, and the product does not read the zeros.
 
-    With `fuse-bias` (mixc's CPU target), a 2-d product whose accumulator
-    was just filled with a row vector in every row (the `linalg.generic`
-    that a linear layer's bias lowers to) calls the `_bias` form, which
-    computes C = A B + bias with the vector as oneDNN's bias argument (added
-    as the product is stored), and the broadcast goes.
+    With `fuse-bias` (mixc's CPU and CUDA targets), a 2-d product whose
+    accumulator was just filled with a row vector in every row (the
+    `linalg.generic` that a linear layer's bias lowers to) calls the
+    `_bias` form, which computes C = A B + bias with the vector as oneDNN's
+    bias argument or cuBLASLt's BIAS epilogue (added as the product is
+    stored), and the broadcast goes.
 
     With `triangular` (mixc's CPU target), a product marked `mix.triangle
     = array<i64: kind, p>` (mix-causal-products) calls the `_tri` form

@@ -96,8 +96,17 @@ typedef enum {
   CUBLASLT_MATMUL_DESC_COMPUTE_TYPE = 0, /* int32_t (cublasComputeType_t) */
   CUBLASLT_MATMUL_DESC_SCALE_TYPE = 1,   /* int32_t (cudaDataType_t) */
   CUBLASLT_MATMUL_DESC_TRANSA = 3,       /* int32_t (cublasOperation_t) */
-  CUBLASLT_MATMUL_DESC_TRANSB = 4        /* int32_t (cublasOperation_t) */
+  CUBLASLT_MATMUL_DESC_TRANSB = 4,       /* int32_t (cublasOperation_t) */
+  CUBLASLT_MATMUL_DESC_EPILOGUE = 7,     /* uint32_t (cublasLtEpilogue_t) */
+  CUBLASLT_MATMUL_DESC_BIAS_POINTER = 8  /* const void *, device memory */
 } cublasLtMatmulDescAttributes_t;
+
+/* The epilogues the emulator computes: none, and a bias (one float per row
+   of D, added to each of its columns). */
+typedef enum {
+  CUBLASLT_EPILOGUE_DEFAULT = 1,
+  CUBLASLT_EPILOGUE_BIAS = 4
+} cublasLtEpilogue_t;
 
 typedef enum {
   CUBLASLT_MATRIX_LAYOUT_TYPE = 0,                /* uint32_t */

@@ -136,10 +136,16 @@ void memrefCopy(int64_t elemSize, mixrt_unranked_memref *src,
 
 /*===-- The CUDA target --------------------------------------------------===*/
 
-/* cuBLASLt products (float32 operands, TF32 or BF16 tensor cores). */
+/* cuBLASLt products (float32 operands, TF32 or BF16 tensor cores): C += A
+ * B, C = A B (_set: beta 0) and C = A B + a bias row (_bias: the BIAS
+ * epilogue; the row contiguous). */
 void mixrt_cuda_matmul(MIXRT_OPERANDS_2(float));
+void mixrt_cuda_matmul_set(MIXRT_OPERANDS_2(float));
+void mixrt_cuda_matmul_bias(MIXRT_OPERANDS_2(float), MIXRT_BIAS);
 void mixrt_cuda_batch_matmul(MIXRT_OPERANDS_3(float));
+void mixrt_cuda_batch_matmul_set(MIXRT_OPERANDS_3(float));
 void mixrt_cuda_batch2_matmul(MIXRT_OPERANDS_4(float));
+void mixrt_cuda_batch2_matmul_set(MIXRT_OPERANDS_4(float));
 
 /* What the runtime, which links no CUDA, moves arguments with. `entry`
  * numbers the entry point whose call begins (its device memory plan). A
@@ -170,7 +176,8 @@ typedef struct {
   uint64_t memsets, memsetBytes;
   uint64_t matmuls;     /* cuBLASLt products */
   double matmulFlops;   /* 2 m n k batch over them */
-  uint64_t matmulBytes; /* A and B read, C read (accumulating) and written */
+  uint64_t matmulBytes; /* A, B (and a bias) read, C read (if accumulating)
+                           and written */
   int matmulBF16;       /* 1: BF16 tensor cores; 0: TF32 */
   uint64_t copies[3];   /* host to device, device to host, on the device */
   uint64_t copyBytes[3];

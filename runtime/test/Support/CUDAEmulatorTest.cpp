@@ -1149,10 +1149,15 @@ struct Matrix {
   float &at(int64_t i, int64_t j) { return data[i * s0 + j * s1]; }
 };
 
-/// C += A B through mixrt_cuda_matmul at `site`, against a double product
-/// of the TF32-rounded A and B. Padding in C must stay as it was.
+/// The three forms of a product: C += A B (mixrt_cuda_matmul), C = A B
+/// (_set: C's old values are never read) and C = A B + bias (_bias).
+enum class Form { Accumulate, Set, Bias };
+
+/// A product through the support code at `site` in `form`, against a
+/// double product of the TF32-rounded A and B. Padding in C must stay as
+/// it was.
 void checkProduct(int64_t site, int64_t m, int64_t k, int64_t n, bool transA,
-                  bool transB) {
+                  bool transB, Form form = Form::Accumulate) {
   setUpEmulator();
   std::mt19937 rng{unsigned(site)};
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -1163,18 +1168,41 @@ void checkProduct(int64_t site, int64_t m, int64_t k, int64_t n, bool transA,
   for (int64_t p = 0; p < k; ++p)
     for (int64_t j = 0; j < n; ++j)
       b.at(p, j) = dist(rng);
+  // A product that overwrites C must not read it: NaNs there would show.
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j)
-      c.at(i, j) = dist(rng);
-  void *da = upload(a.data), *db = upload(b.data), *dc = upload(c.data);
-  mixrt_cuda_matmul(site, static_cast<float *>(da), 0, m, k, a.s0, a.s1,
-                    static_cast<float *>(db), 0, k, n, b.s0, b.s1,
-                    static_cast<float *>(dc), 0, m, n, c.s0, c.s1);
+      c.at(i, j) = form == Form::Accumulate ? dist(rng) : NAN;
+  // The bias row sits at an offset of 2 in its buffer.
+  std::vector<float> bias(n + 2, NAN);
+  for (int64_t j = 0; j < n; ++j)
+    bias[2 + j] = dist(rng);
+  void *da = upload(a.data), *db = upload(b.data), *dc = upload(c.data),
+       *dbias = upload(bias);
+  auto *fa = static_cast<float *>(da), *fb = static_cast<float *>(db),
+       *fc = static_cast<float *>(dc);
+  switch (form) {
+  case Form::Accumulate:
+    mixrt_cuda_matmul(site, fa, 0, m, k, a.s0, a.s1, fb, 0, k, n, b.s0, b.s1,
+                      fc, 0, m, n, c.s0, c.s1);
+    break;
+  case Form::Set:
+    mixrt_cuda_matmul_set(site, fa, 0, m, k, a.s0, a.s1, fb, 0, k, n, b.s0,
+                          b.s1, fc, 0, m, n, c.s0, c.s1);
+    break;
+  case Form::Bias:
+    mixrt_cuda_matmul_bias(site, fa, 0, m, k, a.s0, a.s1, fb, 0, k, n, b.s0,
+                           b.s1, fc, 0, m, n, c.s0, c.s1,
+                           static_cast<float *>(dbias), 2, n, 1);
+    break;
+  }
   ASSERT_STREQ(mixrt_device_error(), "");
   std::vector<float> got = download<float>(dc, c.data.size());
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
-      double want = c.at(i, j), scale = std::fabs(want);
+      double want = form == Form::Accumulate ? c.at(i, j)
+                    : form == Form::Bias     ? bias[2 + j]
+                                             : 0.0;
+      double scale = std::fabs(want);
       for (int64_t p = 0; p < k; ++p) {
         double term = referenceTF32(a.at(i, p)) * referenceTF32(b.at(p, j));
         want += term;
@@ -1182,11 +1210,11 @@ void checkProduct(int64_t site, int64_t m, int64_t k, int64_t n, bool transA,
       }
       ASSERT_NEAR(got[i * c.s0 + j * c.s1], want, 1e-5 * scale)
           << "C[" << i << ", " << j << "], A " << (transA ? "T" : "N") << ", B "
-          << (transB ? "T" : "N");
+          << (transB ? "T" : "N") << ", form " << int(form);
     }
   for (int64_t i = 0; i + 1 < m; ++i) // the padding after each row
     EXPECT_EQ(got[i * c.s0 + n], 42.0f);
-  for (void *p : {da, db, dc})
+  for (void *p : {da, db, dc, dbias})
     mixrt_device_free(p);
 }
 
@@ -1195,6 +1223,53 @@ TEST(CUDAEmulator, MatmulIsTheRoundedProduct) {
   checkProduct(/*site=*/1, 5, 7, 3, true, false);
   checkProduct(/*site=*/2, 5, 7, 3, false, true);
   checkProduct(/*site=*/3, 6, 9, 4, true, true);
+}
+
+TEST(CUDAEmulator, MatmulOverwritesOrAddsABias) {
+  checkProduct(/*site=*/4, 5, 7, 3, false, false, Form::Set);
+  checkProduct(/*site=*/5, 6, 9, 4, true, true, Form::Set);
+  checkProduct(/*site=*/6, 5, 7, 3, false, false, Form::Bias);
+  checkProduct(/*site=*/7, 6, 9, 4, true, true, Form::Bias);
+}
+
+/// Runs a 2 x 2 product of ones in `form` at `site`, with the bias
+/// `stride` floats apart.
+void productOfOnes(int64_t site, Form form, int64_t stride = 1) {
+  std::vector<float> ones(16, 1.0f);
+  auto *a = static_cast<float *>(upload(ones)),
+       *c = static_cast<float *>(upload(ones)),
+       *bias = static_cast<float *>(upload(ones));
+  if (form == Form::Bias)
+    mixrt_cuda_matmul_bias(site, a, 0, 2, 2, 2, 1, a, 0, 2, 2, 2, 1, c, 0, 2,
+                           2, 2, 1, bias, 0, 2, stride);
+  else if (form == Form::Set)
+    mixrt_cuda_matmul_set(site, a, 0, 2, 2, 2, 1, a, 0, 2, 2, 2, 1, c, 0, 2, 2,
+                          2, 1);
+  else
+    mixrt_cuda_matmul(site, a, 0, 2, 2, 2, 1, a, 0, 2, 2, 2, 1, c, 0, 2, 2, 2,
+                      1);
+}
+
+// The BIAS epilogue reads a packed row.
+TEST(CUDAEmulatorDeathTest, MatmulBiasMustBeContiguous) {
+  setUpEmulator();
+  EXPECT_EXIT(reportAndExit([] { productOfOnes(8, Form::Bias, 2); }),
+              ::testing::ExitedWithCode(0),
+              "device error: mixrt_cuda_matmul_bias: the bias row is not "
+              "contiguous");
+}
+
+// A call site is one product: its descriptor holds its form.
+TEST(CUDAEmulatorDeathTest, MatmulSiteKeepsItsForm) {
+  setUpEmulator();
+  EXPECT_EXIT(reportAndExit([] {
+                productOfOnes(9, Form::Set);
+                std::fprintf(stderr, "first: %s\n", mixrt_device_error());
+                productOfOnes(9, Form::Accumulate);
+              }),
+              ::testing::ExitedWithCode(0),
+              "first: \ndevice error: mixrt_cuda_matmul: a call site's "
+              "products differ in form");
 }
 
 TEST(CUDAEmulator, BatchedMatmulIsTheRoundedProduct) {
