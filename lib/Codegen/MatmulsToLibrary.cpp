@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mix/Codegen/BufferAliasing.h"
 #include "mix/Codegen/Codegen.h"
 #include "mix/Codegen/Passes.h"
 
@@ -58,20 +59,10 @@ static func::FuncOp declare(ModuleOp module, StringRef name, int64_t rank,
 }
 
 /// The operation that last wrote \p op's accumulator, if it is the
-/// product's previous access of it: only views and operations without
-/// memory effects in between, and it writes nothing but the accumulator.
+/// product's previous access of it (a gradient's fill may come several
+/// kernels before its product) and writes nothing but the accumulator.
 static Operation *findInitializer(linalg::LinalgOp op) {
-  Value init = op.getDpsInits()[0];
-  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
-    if (isa<ViewLikeOpInterface>(prev) || isMemoryEffectFree(prev))
-      continue;
-    auto writer = dyn_cast<linalg::LinalgOp>(prev);
-    if (!writer || writer.getNumDpsInits() != 1 ||
-        writer.getDpsInits()[0] != init)
-      return nullptr;
-    return prev;
-  }
-  return nullptr;
+  return findPreviousWriter(op, op.getDpsInits()[0]);
 }
 
 /// \p op's accumulator's zero `linalg.fill`, if it is the product's

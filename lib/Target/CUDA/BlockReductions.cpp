@@ -10,10 +10,13 @@
 // into a register, then the warps combine their values by shuffles and
 // the block combines its warps' through shared memory, and one thread
 // folds the result into the output, which holds the reduction's initial
-// value as in linalg.
+// value as in linalg; where that is a fill of the combiner's identity just
+// before (a gradient's zeros), the result is stored instead and the fill
+// goes.
 //
 //===----------------------------------------------------------------------===//
 
+#include "mix/Codegen/BufferAliasing.h"
 #include "mix/Target/CUDA/CUDACodegen.h"
 #include "mix/Target/CUDA/Passes.h"
 
@@ -23,6 +26,9 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -89,7 +95,31 @@ struct Reduction {
   SmallVector<unsigned> parallel, reduced;
   int64_t rows = 1, length = 1; // output elements, reduced elements each
   bool columns = false;         // the innermost loop is parallel
+  /// The fill of the combiner's identity that the output held just before
+  /// (its previous access): the result is stored over it, and it goes.
+  linalg::FillOp identityFill;
 };
+
+/// \p op's output's fill with \p kind's identity, if that fill is the
+/// output's previous access (in between, only views, operations without
+/// memory effects and operations on other buffers); null otherwise.
+linalg::FillOp findIdentityFill(linalg::GenericOp op,
+                                arith::AtomicRMWKind kind) {
+  auto fill = dyn_cast_or_null<linalg::FillOp>(
+      findPreviousWriter(op, op.getDpsInits()[0]));
+  Attribute value;
+  if (!fill || !matchPattern(fill.getInputs()[0], m_Constant(&value)))
+    return nullptr;
+  OpBuilder b(op);
+  Type type = fill.getInputs()[0].getType();
+  TypedAttr identity = arith::getIdentityValueAttr(kind, type, b, op.getLoc());
+  // Any zero is addition's identity for this purpose: the sum of the
+  // folded values alone differs only in the sign of a zero.
+  auto f = dyn_cast<FloatAttr>(value);
+  bool zeroForSum =
+      kind == arith::AtomicRMWKind::addf && f && f.getValue().isZero();
+  return value == identity || zeroForSum ? fill : nullptr;
+}
 
 /// Whether \p op is a reduction this pass maps, and how.
 std::optional<Reduction> match(linalg::GenericOp op) {
@@ -144,6 +174,7 @@ std::optional<Reduction> match(linalg::GenericOp op) {
   r.kind = *kind;
   r.folded = r.combiner->getOperand(0) == out ? r.combiner->getOperand(1)
                                               : r.combiner->getOperand(0);
+  r.identityFill = findIdentityFill(op, r.kind);
   return r;
 }
 
@@ -228,7 +259,8 @@ Value foldOne(OpBuilder &b, Location loc, const Reduction &r, ValueRange ivs,
 }
 
 /// Folds \p value into the output element at the parallel indices of
-/// \p ivs, in the payload's operand order.
+/// \p ivs, in the payload's operand order (stores it there, where the
+/// output held the combiner's identity).
 void foldIntoOutput(OpBuilder &b, Location loc, const Reduction &r,
                     ArrayRef<Value> ivs, Value value) {
   linalg::GenericOp op = r.op;
@@ -239,6 +271,11 @@ void foldIntoOutput(OpBuilder &b, Location loc, const Reduction &r,
     at[d] = zero; // the output does not depend on them
   SmallVector<Value> indices =
       applyMap(b, loc, op.getMatchingIndexingMap(init), at);
+  if (r.identityFill) {
+    // The output holds the identity: the result replaces it.
+    memref::StoreOp::create(b, loc, value, init->get(), indices);
+    return;
+  }
   Value before = memref::LoadOp::create(b, loc, init->get(), indices);
   bool outFirst = r.combiner->getOperand(0) != r.folded;
   Value result =
@@ -463,8 +500,11 @@ struct MixBlockReductionsPass
       if (std::optional<Reduction> r = match(op))
         found.push_back(*r);
     });
-    for (const Reduction &r : found)
+    for (Reduction &r : found) {
       r.columns ? lowerColumns(r) : lowerRows(r);
+      if (r.identityFill)
+        r.identityFill.erase();
+    }
   }
 };
 } // namespace

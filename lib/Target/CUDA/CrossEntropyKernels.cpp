@@ -12,11 +12,19 @@
 //             into the mean (no atomics: the result is deterministic);
 //   backward: a block a row; each thread writes its share of
 //             scale * dresult / rows * (exp(logit - lse) - onehot(target)).
+// Where the backward op follows the forward one on the same logits (the
+// training step's loss and its gradient), with nothing in between that
+// touches their buffers, both are one launch of rows: every thread of a
+// row's block takes the row's log-sum-exp from the combined warps and
+// writes its share of the gradient right after, so the logits are read
+// from device memory once for both (the second pass over the row finds it
+// in the L2 cache) and the backward launch goes.
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelEmitter.h"
 
+#include "mix/Codegen/BufferAliasing.h"
 #include "mix/Dialect/Mix/IR/MixFusedOps.h"
 #include "mix/Target/CUDA/CUDACodegen.h"
 #include "mix/Target/CUDA/Passes.h"
@@ -60,7 +68,29 @@ Value positionOf(Emitter &e, Value row, int64_t seq) {
   return e.remi(row, e.idx(seq));
 }
 
-void lowerForward(FusedCrossEntropyBuffersOp op) {
+/// The gradient over one row, `scale * (exp(logit - lse) - onehot(target))`,
+/// each of the block's threads writing its strided share.
+void writeRowGradient(Emitter &e, FusedCrossEntropyGradBuffersOp op,
+                      int64_t rows, Value tid, Value batch, Value pos,
+                      Value lse) {
+  int64_t vocab = op.getLogits().getType().getShape()[2];
+  Value scale = e.f32(op.getScale().convertToDouble() / double(rows));
+  if (op.getDresult())
+    scale = e.mulf(e.load(op.getDresult(), ValueRange()), scale);
+  Value target = e.index(e.load(op.getTargets(), {batch, pos}));
+  e.loop(tid, e.idx(vocab), e.idx(kBlock), {}, [&](Value v, ValueRange) {
+    Value x = e.load(op.getLogits(), {batch, pos, v});
+    Value g = e.mulf(e.exp(e.subf(x, lse)), scale);
+    g = e.select(e.eq(v, target), e.subf(g, scale), g);
+    e.store(g, op.getDlogits(), {batch, pos, v});
+    return SmallVector<Value>();
+  });
+}
+
+/// The forward op's launches, with \p grad's rows in its first one where
+/// it is given.
+void lowerForward(FusedCrossEntropyBuffersOp op,
+                  FusedCrossEntropyGradBuffersOp grad = nullptr) {
   OpBuilder builder(op);
   Emitter e{builder, op.getLoc()};
   ArrayRef<int64_t> shape = op.getLogits().getType().getShape();
@@ -97,7 +127,9 @@ void lowerForward(FusedCrossEntropyBuffersOp op) {
       e.store(mine.sum, sums, {warp});
     });
     e.barrier();
-    e.when(e.eq(tid, e.idx(0)), [&] {
+    // The row's log-sum-exp from the warps' states: in thread 0 alone, or
+    // in every thread where they all write the gradient next.
+    auto rowLse = [&] {
       SmallVector<Value> all =
           e.loop(e.idx(0), e.idx(kWarps), e.idx(1), {e.negInf(), e.f32(0.0)},
                  [&](Value w, ValueRange state) {
@@ -106,12 +138,21 @@ void lowerForward(FusedCrossEntropyBuffersOp op) {
                                {e.load(maxes, {w}), e.load(sums, {w})});
                    return SmallVector<Value>{next.max, next.sum};
                  });
-      Value lse = e.addf(all[0], e.log(all[1]));
+      return e.addf(all[0], e.log(all[1]));
+    };
+    auto writeLoss = [&](Value lse) {
       e.store(lse, op.getLse(), {batch, pos});
       Value target = e.index(e.load(op.getTargets(), {batch, pos}));
       Value picked = e.load(op.getLogits(), {batch, pos, target});
       e.store(e.subf(lse, picked), losses, {row});
-    });
+    };
+    if (grad) {
+      Value lse = rowLse();
+      e.when(e.eq(tid, e.idx(0)), [&] { writeLoss(lse); });
+      writeRowGradient(e, grad, rows, tid, batch, pos, lse);
+    } else {
+      e.when(e.eq(tid, e.idx(0)), [&] { writeLoss(rowLse()); });
+    }
   }
 
   // Their mean, in one block.
@@ -141,24 +182,61 @@ void lowerBackward(FusedCrossEntropyGradBuffersOp op) {
   OpBuilder builder(op);
   Emitter e{builder, op.getLoc()};
   ArrayRef<int64_t> shape = op.getLogits().getType().getShape();
-  int64_t seq = shape[1], vocab = shape[2], rows = shape[0] * shape[1];
+  int64_t seq = shape[1], rows = shape[0] * shape[1];
   gpu::LaunchOp launch =
       createLaunch(builder, e.loc, {rows, 1, 1}, {kBlock, 1, 1}, {});
   builder.setInsertionPoint(&launch.getBody().front().back());
   Value row = launch.getBlockIds().x, tid = launch.getThreadIds().x;
   Value batch = batchOf(e, row, seq), pos = positionOf(e, row, seq);
-  Value scale = e.f32(op.getScale().convertToDouble() / double(rows));
-  if (op.getDresult())
-    scale = e.mulf(e.load(op.getDresult(), ValueRange()), scale);
   Value lse = e.load(op.getLse(), {batch, pos});
-  Value target = e.index(e.load(op.getTargets(), {batch, pos}));
-  e.loop(tid, e.idx(vocab), e.idx(kBlock), {}, [&](Value v, ValueRange) {
-    Value x = e.load(op.getLogits(), {batch, pos, v});
-    Value g = e.mulf(e.exp(e.subf(x, lse)), scale);
-    g = e.select(e.eq(v, target), e.subf(g, scale), g);
-    e.store(g, op.getDlogits(), {batch, pos, v});
-    return SmallVector<Value>();
-  });
+  writeRowGradient(e, op, rows, tid, batch, pos, lse);
+}
+
+/// The backward op that can run in \p fwd's launch of rows: the next one
+/// in its block on the same logits, targets and log-sum-exps, its adjoint
+/// and gradient buffers there before \p fwd (or the gradient's allocation
+/// movable there), and nothing in between that touches any of them.
+FusedCrossEntropyGradBuffersOp
+findPairedBackward(FusedCrossEntropyBuffersOp fwd) {
+  FusedCrossEntropyGradBuffersOp grad;
+  for (Operation *op = fwd->getNextNode(); op && !grad;
+       op = op->getNextNode()) {
+    auto candidate = dyn_cast<FusedCrossEntropyGradBuffersOp>(op);
+    if (candidate && candidate.getLogits() == fwd.getLogits() &&
+        candidate.getTargets() == fwd.getTargets() &&
+        candidate.getLse() == fwd.getLse())
+      grad = candidate;
+  }
+  if (!grad)
+    return nullptr;
+  SmallVector<Value> buffers{fwd.getLogits(), fwd.getTargets(), fwd.getLse(),
+                             grad.getDlogits()};
+  if (grad.getDresult())
+    buffers.push_back(grad.getDresult());
+  SmallVector<Value> roots;
+  for (Value v : buffers) {
+    Value root = getBufferRoot(v);
+    if (!isDistinctBuffer(root))
+      return nullptr;
+    // There when the forward op runs: defined before it, or the gradient's
+    // own allocation (moved up).
+    Operation *def = root.getDefiningOp();
+    if (def && def->getBlock() == fwd->getBlock() &&
+        fwd->isBeforeInBlock(def) &&
+        !(v == grad.getDlogits() && def == v.getDefiningOp() &&
+          isa<memref::AllocOp>(def)))
+      return nullptr;
+    roots.push_back(root);
+  }
+  for (Operation *op = fwd->getNextNode(); op != grad; op = op->getNextNode()) {
+    if (isa<ViewLikeOpInterface>(op) || isMemoryEffectFree(op) ||
+        (isa<memref::AllocOp>(op) && op->getResult(0) == grad.getDlogits()))
+      continue;
+    if (!llvm::all_of(roots,
+                      [&](Value root) { return leavesBufferAlone(op, root); }))
+      return nullptr;
+  }
+  return grad;
 }
 
 struct CrossEntropyKernelsPass
@@ -169,11 +247,27 @@ struct CrossEntropyKernelsPass
       if (isa<FusedCrossEntropyBuffersOp, FusedCrossEntropyGradBuffersOp>(op))
         ops.push_back(op);
     });
+    DenseSet<Operation *> paired;
     for (Operation *op : ops) {
-      if (auto fwd = dyn_cast<FusedCrossEntropyBuffersOp>(op))
-        lowerForward(fwd);
-      else
+      if (paired.contains(op))
+        continue; // lowered with its forward op, and erased
+      if (auto fwd = dyn_cast<FusedCrossEntropyBuffersOp>(op)) {
+        FusedCrossEntropyGradBuffersOp grad = findPairedBackward(fwd);
+        if (grad) {
+          // The gradient's buffer, allocated just before the backward op,
+          // is needed from the forward op on.
+          if (auto alloc = grad.getDlogits().getDefiningOp<memref::AllocOp>();
+              alloc && fwd->isBeforeInBlock(alloc))
+            alloc->moveBefore(fwd);
+        }
+        lowerForward(fwd, grad);
+        if (grad) {
+          paired.insert(grad);
+          grad->erase();
+        }
+      } else {
         lowerBackward(cast<FusedCrossEntropyGradBuffersOp>(op));
+      }
       op->erase();
     }
   }

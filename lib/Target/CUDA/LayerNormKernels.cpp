@@ -6,11 +6,12 @@
 //             its centred squares (each a block reduction), then every
 //             element normalized, scaled and shifted; thread 0 writes the
 //             row's mean and 1/std for the backward pass;
-//   backward: a block a row computes dinput from the saved statistics and
-//             the row's two sums, sum(g) and sum(g * xhat) with g = dresult
-//             * weight; the weight's and bias's gradients are column sums
-//             over the rows: a launch of (column tiles x row chunks) blocks
-//             writes a partial sum a chunk, a second folds the chunks in a
+//   backward: a block a chunk of rows computes, row after row, dinput from
+//             the saved statistics and the row's two sums, sum(g) and
+//             sum(g * xhat) with g = dresult * weight, and keeps in each
+//             thread the chunk's column sums of dresult * xhat and dresult
+//             for its columns (the weight's and bias's gradients), written
+//             as a partial a chunk; a second launch folds the chunks in a
 //             fixed order (no atomics: deterministic).
 // The arithmetic is in the order of the decomposed form (PrimitiveBuilder::
 // layerNorm and its autodiff), in f32.
@@ -19,9 +20,15 @@
 
 #include "KernelEmitter.h"
 
+#include "mix/Codegen/BufferAliasing.h"
 #include "mix/Dialect/Mix/IR/MixFusedOps.h"
 #include "mix/Target/CUDA/CUDACodegen.h"
 #include "mix/Target/CUDA/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
 using namespace mlir::mix;
@@ -32,9 +39,11 @@ namespace mlir::mix {
 } // namespace mlir::mix
 
 namespace {
-/// Threads a block; row chunks of the column sums, at most.
+/// Threads a block; blocks (chunks of rows) of the backward pass, at most:
+/// enough for several waves over an H200's 132 SMs, few enough that the
+/// chunks' partial column sums are small.
 constexpr int64_t kBlock = 256;
-constexpr int64_t kMaxChunks = 128;
+constexpr int64_t kMaxChunks = 1024;
 
 /// A launch of a block of kBlock threads for each of \p rows rows, with
 /// two workgroup buffers of a float a warp for the block's two sums.
@@ -54,6 +63,44 @@ Value rowShare(Emitter &e, Value tid, int64_t n,
                 })[0];
 }
 
+/// The elementwise operation that writes \p op's input just before it (a
+/// residual add): a `linalg.generic` whose loops are all parallel, whose
+/// operands all have the input's shape with identity maps, whose one
+/// output is the input buffer, and with nothing in between that touches
+/// the input or the operation's operands. Null if there is none.
+linalg::GenericOp findInputProducer(FusedLayerNormBuffersOp op) {
+  Value input = op.getInput();
+  Value root = getBufferRoot(input);
+  auto generic =
+      dyn_cast_or_null<linalg::GenericOp>(findPreviousWriter(op, input));
+  if (!generic || !isDistinctBuffer(root))
+    return nullptr;
+  Block &body = generic.getRegion().front();
+  if (!generic.hasPureBufferSemantics() ||
+      generic.getNumLoops() != generic.getNumParallelLoops() ||
+      !llvm::all_of(generic.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }) ||
+      !body.getArgument(generic.getNumDpsInputs()).use_empty() ||
+      !llvm::all_of(generic->getOperands(),
+                    [&](Value v) { return v.getType() == input.getType(); }))
+    return nullptr;
+  // The kernel stores the input in its first pass and computes it again
+  // from the operands in the others: no operand may be the input's own
+  // buffer (an add in place), and they must still hold what the generic
+  // read when the LayerNorm runs.
+  for (Value in : generic.getDpsInputs()) {
+    Value inRoot = getBufferRoot(in);
+    if (inRoot == root || !isDistinctBuffer(inRoot))
+      return nullptr;
+    for (Operation *mid = generic->getNextNode(); mid != op;
+         mid = mid->getNextNode())
+      if (!isa<ViewLikeOpInterface>(mid) && !isMemoryEffectFree(mid) &&
+          !leavesBufferAlone(mid, inRoot))
+        return nullptr;
+  }
+  return generic;
+}
+
 void lowerForward(FusedLayerNormBuffersOp op) {
   OpBuilder builder(op);
   Emitter e{builder, op.getLoc()};
@@ -62,6 +109,25 @@ void lowerForward(FusedLayerNormBuffersOp op) {
   ArrayRef<int64_t> shape = cast<MemRefType>(x.getType()).getShape();
   int64_t rows = shape[0], width = shape[1];
   float eps = static_cast<float>(op.getEps().convertToDouble());
+  // The input's producer (a residual add) runs in the kernel: the first
+  // pass computes the input from the producer's operands and stores it
+  // (what follows reads it), the others compute it again from them.
+  linalg::GenericOp producer = findInputProducer(op);
+  SmallVector<Value> operands;
+  if (producer)
+    for (Value in : producer.getDpsInputs())
+      operands.push_back(e.viewAs(in, 2));
+  auto inputAt = [&](Value row, Value i) -> Value {
+    if (!producer)
+      return e.load(x, {row, i});
+    IRMapping map;
+    Block *body = &producer.getRegion().front();
+    for (auto [arg, in] : llvm::zip(body->getArguments(), operands))
+      map.map(arg, e.load(in, {row, i}));
+    for (Operation &inner : body->without_terminator())
+      builder.clone(inner, map);
+    return map.lookupOrDefault(body->getTerminator()->getOperand(0));
+  };
 
   gpu::LaunchOp launch = createRowLaunch(builder, e.loc, rows);
   builder.setInsertionPoint(&launch.getBody().front().back());
@@ -69,17 +135,20 @@ void lowerForward(FusedLayerNormBuffersOp op) {
   auto scratch = launch.getWorkgroupAttributions();
   Value inv = e.f32(1.0 / double(width));
   Value sum = rowShare(e, tid, width, [&](Value i) {
-    return e.load(x, {row, i});
+    Value v = inputAt(row, i);
+    if (producer)
+      e.store(v, x, {row, i});
+    return v;
   });
   Value mean = e.mulf(e.blockSum(sum, tid, scratch[0], kBlock), inv);
   Value squares = rowShare(e, tid, width, [&](Value i) {
-    Value c = e.subf(e.load(x, {row, i}), mean);
+    Value c = e.subf(inputAt(row, i), mean);
     return e.mulf(c, c);
   });
   Value var = e.mulf(e.blockSum(squares, tid, scratch[1], kBlock), inv);
   Value rstd = math::RsqrtOp::create(builder, e.loc, e.addf(var, e.f32(eps)));
   e.loop(tid, e.idx(width), e.idx(kBlock), {}, [&](Value i, ValueRange) {
-    Value c = e.subf(e.load(x, {row, i}), mean);
+    Value c = e.subf(inputAt(row, i), mean);
     Value v = e.mulf(e.mulf(c, rstd), e.load(op.getWeight(), {i}));
     e.store(e.addf(v, e.load(op.getBias(), {i})), y, {row, i});
     return SmallVector<Value>();
@@ -88,14 +157,83 @@ void lowerForward(FusedLayerNormBuffersOp op) {
     e.store(mean, means, {row});
     e.store(rstd, rstds, {row});
   });
+  if (producer)
+    producer.erase();
 }
 
-void lowerBackward(FusedLayerNormGradBuffersOp op) {
+/// The elementwise operation that consumes \p op's dinput, if it can run
+/// in the kernel's store of it (a residual gradient's add): a
+/// `linalg.generic` whose loops are all parallel, with identity maps on
+/// operands of dinput's type, that reads dinput and does not read its own
+/// output; dinput an allocation of its own that nothing else reads; and
+/// nothing in between that touches its operands, its output or dinput.
+/// Null if there is none.
+linalg::GenericOp findDinputConsumer(FusedLayerNormGradBuffersOp op) {
+  Value dinput = op.getDinput();
+  auto alloc = dinput.getDefiningOp<memref::AllocOp>();
+  if (!alloc)
+    return nullptr;
+  linalg::GenericOp consumer;
+  for (Operation *user : dinput.getUsers()) {
+    if (user == op || isa<memref::DeallocOp>(user))
+      continue;
+    auto generic = dyn_cast<linalg::GenericOp>(user);
+    if (!generic || consumer)
+      return nullptr;
+    consumer = generic;
+  }
+  if (!consumer || consumer->getBlock() != op->getBlock() ||
+      !op->isBeforeInBlock(consumer) || consumer.getNumDpsInits() != 1 ||
+      !consumer.hasPureBufferSemantics() ||
+      consumer.getNumLoops() != consumer.getNumParallelLoops() ||
+      !llvm::all_of(consumer.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }) ||
+      !llvm::all_of(consumer->getOperands(),
+                    [&](Value v) { return v.getType() == dinput.getType(); }))
+    return nullptr;
+  Block &body = consumer.getRegion().front();
+  if (!body.getArgument(consumer.getNumDpsInputs()).use_empty() ||
+      llvm::count(consumer.getDpsInputs(), dinput) != 1)
+    return nullptr;
+  // Every buffer the consumer touches: another buffer of its own than the
+  // ones the LayerNorm reads, and left alone until the consumer.
+  SmallVector<Value> read{op.getInput(), op.getDresult(), op.getMean(),
+                          op.getRstd(), op.getWeight()};
+  SmallVector<Value> touched;
+  for (Value v : consumer->getOperands()) {
+    Value root = getBufferRoot(v);
+    if (v == dinput)
+      continue;
+    if (!isDistinctBuffer(root))
+      return nullptr;
+    if (v == consumer.getDpsInits()[0])
+      for (Value r : read)
+        if (getBufferRoot(r) == root)
+          return nullptr;
+    touched.push_back(root);
+  }
+  touched.push_back(alloc.getResult());
+  for (Operation *mid = op->getNextNode(); mid != consumer;
+       mid = mid->getNextNode()) {
+    if (isa<ViewLikeOpInterface>(mid) || isMemoryEffectFree(mid))
+      continue;
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(mid);
+        dealloc && !llvm::is_contained(touched,
+                                       getBufferRoot(dealloc.getMemref())))
+      continue;
+    for (Value root : touched)
+      if (!leavesBufferAlone(mid, root))
+        return nullptr;
+  }
+  return consumer;
+}
+
+void lowerBackward(FusedLayerNormGradBuffersOp op,
+                   SmallVectorImpl<Operation *> &dinputToErase) {
   OpBuilder builder(op);
   Emitter e{builder, op.getLoc()};
   Type f32 = builder.getF32Type();
   Value x = e.viewAs(op.getInput(), 2), dy = e.viewAs(op.getDresult(), 2);
-  Value dx = e.viewAs(op.getDinput(), 2);
   Value means = e.viewAs(op.getMean(), 1), rstds = e.viewAs(op.getRstd(), 1);
   Value w = op.getWeight();
   ArrayRef<int64_t> shape = cast<MemRefType>(x.getType()).getShape();
@@ -103,69 +241,107 @@ void lowerBackward(FusedLayerNormGradBuffersOp op) {
   auto xhatAt = [&](Value row, Value i, Value mean, Value rstd) {
     return e.mulf(e.subf(e.load(x, {row, i}), mean), rstd);
   };
+  // dinput's consumer (the residual gradient's add) runs in the kernel's
+  // store: its output is written instead of dinput, which is not.
+  linalg::GenericOp consumer = findDinputConsumer(op);
+  Value dx = e.viewAs(consumer ? consumer.getDpsInits()[0] : op.getDinput(),
+                      2);
+  SmallVector<Value> consumerOperands;
+  if (consumer)
+    for (Value in : consumer.getDpsInputs())
+      consumerOperands.push_back(in == op.getDinput() ? in : e.viewAs(in, 2));
+  auto storeDinput = [&](Value d, Value row, Value i) {
+    if (consumer) {
+      IRMapping map;
+      Block *body = &consumer.getRegion().front();
+      for (auto [arg, in] : llvm::zip(body->getArguments(), consumerOperands))
+        map.map(arg, in == op.getDinput() ? d : e.load(in, {row, i}));
+      for (Operation &inner : body->without_terminator())
+        builder.clone(inner, map);
+      d = map.lookupOrDefault(body->getTerminator()->getOperand(0));
+    }
+    e.store(d, dx, {row, i});
+  };
 
-  // dinput, a block a row.
-  {
-    OpBuilder::InsertionGuard guard(builder);
-    gpu::LaunchOp launch = createRowLaunch(builder, e.loc, rows);
-    builder.setInsertionPoint(&launch.getBody().front().back());
-    Value row = launch.getBlockIds().x, tid = launch.getThreadIds().x;
-    auto scratch = launch.getWorkgroupAttributions();
-    Value mean = e.load(means, {row}), rstd = e.load(rstds, {row});
-    auto gAt = [&](Value i) {
-      return e.mulf(e.load(dy, {row, i}), e.load(w, {i}));
-    };
-    SmallVector<Value> shares =
-        e.loop(tid, e.idx(width), e.idx(kBlock), {e.f32(0.0), e.f32(0.0)},
-               [&](Value i, ValueRange acc) {
-                 Value g = gAt(i);
-                 return SmallVector<Value>{
-                     e.addf(acc[0], g),
-                     e.addf(acc[1], e.mulf(g, xhatAt(row, i, mean, rstd)))};
-               });
-    Value inv = e.f32(1.0 / double(width));
-    Value meanG = e.mulf(e.blockSum(shares[0], tid, scratch[0], kBlock), inv);
-    Value meanGX = e.mulf(e.blockSum(shares[1], tid, scratch[1], kBlock), inv);
-    e.loop(tid, e.idx(width), e.idx(kBlock), {}, [&](Value i, ValueRange) {
-      Value centred = e.subf(gAt(i), meanG);
-      Value d = e.subf(centred, e.mulf(xhatAt(row, i, mean, rstd), meanGX));
-      e.store(e.mulf(d, rstd), dx, {row, i});
-      return SmallVector<Value>();
-    });
-  }
-
-  // dweight and dbias: partial column sums over chunks of rows, then their
-  // sum over the chunks.
+  // A block a chunk of rows, one row after another: each row's dinput,
+  // and the chunk's partial column sums of dweight and dbias, which each
+  // thread keeps for its columns (tid, tid + kBlock, ...: the same ones in
+  // every row) in registers, so dresult and the input are read once.
   int64_t perChunk = llvm::divideCeil(rows, std::min(rows, kMaxChunks));
   int64_t chunks = llvm::divideCeil(rows, perChunk);
-  int64_t tiles = llvm::divideCeil(width, kBlock);
+  int64_t steps = llvm::divideCeil(width, kBlock); // columns a thread
   auto partialType = MemRefType::get({chunks, width}, f32);
   Value partialW = allocOnDevice(builder, e.loc, partialType);
   Value partialB = allocOnDevice(builder, e.loc, partialType);
   {
     OpBuilder::InsertionGuard guard(builder);
-    gpu::LaunchOp launch =
-        createLaunch(builder, e.loc, {tiles, chunks, 1}, {kBlock, 1, 1}, {});
+    gpu::LaunchOp launch = createRowLaunch(builder, e.loc, chunks);
     builder.setInsertionPoint(&launch.getBody().front().back());
-    Value col = e.addi(e.muli(launch.getBlockIds().x, e.idx(kBlock)),
-                       launch.getThreadIds().x);
-    Value chunk = launch.getBlockIds().y;
+    Value chunk = launch.getBlockIds().x, tid = launch.getThreadIds().x;
+    auto scratch = launch.getWorkgroupAttributions();
     Value first = e.muli(chunk, e.idx(perChunk));
     Value last = e.mini(e.addi(first, e.idx(perChunk)), e.idx(rows));
-    e.when(e.lt(col, e.idx(width)), [&] {
-      SmallVector<Value> sums =
-          e.loop(first, last, e.idx(1), {e.f32(0.0), e.f32(0.0)},
-                 [&](Value row, ValueRange acc) {
-                   Value g = e.load(dy, {row, col});
-                   Value xhat = xhatAt(row, col, e.load(means, {row}),
-                                       e.load(rstds, {row}));
-                   return SmallVector<Value>{e.addf(acc[0], e.mulf(g, xhat)),
-                                             e.addf(acc[1], g)};
-                 });
-      e.store(sums[0], partialW, {chunk, col});
-      e.store(sums[1], partialB, {chunk, col});
-    });
+    SmallVector<Value> zeros(2 * steps, e.f32(0.0));
+    // The thread's k-th column and whether it is one.
+    auto columnAt = [&](int64_t k) {
+      return e.addi(tid, e.idx(k * kBlock));
+    };
+    SmallVector<Value> sums = e.loop(
+        first, last, e.idx(1), zeros, [&](Value row, ValueRange acc) {
+          Value mean = e.load(means, {row}), rstd = e.load(rstds, {row});
+          auto gAt = [&](Value i) {
+            return e.mulf(e.load(dy, {row, i}), e.load(w, {i}));
+          };
+          SmallVector<Value> shares = e.loop(
+              tid, e.idx(width), e.idx(kBlock), {e.f32(0.0), e.f32(0.0)},
+              [&](Value i, ValueRange s) {
+                Value g = gAt(i);
+                return SmallVector<Value>{
+                    e.addf(s[0], g),
+                    e.addf(s[1], e.mulf(g, xhatAt(row, i, mean, rstd)))};
+              });
+          Value inv = e.f32(1.0 / double(width));
+          Value meanG =
+              e.mulf(e.blockSum(shares[0], tid, scratch[0], kBlock), inv);
+          Value meanGX =
+              e.mulf(e.blockSum(shares[1], tid, scratch[1], kBlock), inv);
+          SmallVector<Value> next;
+          for (int64_t k = 0; k < steps; ++k) {
+            Value i = columnAt(k);
+            auto inside = scf::IfOp::create(builder, e.loc, TypeRange{f32, f32},
+                                            e.lt(i, e.idx(width)),
+                                            /*withElseRegion=*/true);
+            {
+              OpBuilder::InsertionGuard inner(builder);
+              builder.setInsertionPointToStart(inside.thenBlock());
+              Value xhat = xhatAt(row, i, mean, rstd);
+              Value centred = e.subf(gAt(i), meanG);
+              Value d = e.subf(centred, e.mulf(xhat, meanGX));
+              storeDinput(e.mulf(d, rstd), row, i);
+              Value g = e.load(dy, {row, i});
+              scf::YieldOp::create(
+                  builder, e.loc,
+                  ValueRange{e.addf(acc[2 * k], e.mulf(g, xhat)),
+                             e.addf(acc[2 * k + 1], g)});
+              builder.setInsertionPointToStart(inside.elseBlock());
+              scf::YieldOp::create(builder, e.loc,
+                                   ValueRange{acc[2 * k], acc[2 * k + 1]});
+            }
+            next.append({inside.getResult(0), inside.getResult(1)});
+          }
+          return next;
+        });
+    for (int64_t k = 0; k < steps; ++k) {
+      Value i = columnAt(k);
+      e.when(e.lt(i, e.idx(width)), [&] {
+        e.store(sums[2 * k], partialW, {chunk, i});
+        e.store(sums[2 * k + 1], partialB, {chunk, i});
+      });
+    }
   }
+  // dweight and dbias: the chunks' partial sums added in a fixed order (no
+  // atomics: deterministic).
+  int64_t tiles = llvm::divideCeil(width, kBlock);
   {
     OpBuilder::InsertionGuard guard(builder);
     gpu::LaunchOp launch =
@@ -188,6 +364,16 @@ void lowerBackward(FusedLayerNormGradBuffersOp op) {
   }
   deallocOnDevice(builder, e.loc, partialW);
   deallocOnDevice(builder, e.loc, partialB);
+  if (consumer) {
+    // dinput is never written now: its buffer goes.
+    Value dinput = op.getDinput();
+    consumer.erase();
+    for (Operation *user : llvm::make_early_inc_range(dinput.getUsers()))
+      if (isa<memref::DeallocOp>(user))
+        user->erase();
+    // The op itself is erased by the caller, then the allocation.
+    dinputToErase.push_back(dinput.getDefiningOp());
+  }
 }
 
 struct LayerNormKernelsPass
@@ -198,13 +384,16 @@ struct LayerNormKernelsPass
       if (isa<FusedLayerNormBuffersOp, FusedLayerNormGradBuffersOp>(op))
         ops.push_back(op);
     });
+    SmallVector<Operation *> dead;
     for (Operation *op : ops) {
       if (auto fwd = dyn_cast<FusedLayerNormBuffersOp>(op))
         lowerForward(fwd);
       else
-        lowerBackward(cast<FusedLayerNormGradBuffersOp>(op));
+        lowerBackward(cast<FusedLayerNormGradBuffersOp>(op), dead);
       op->erase();
     }
+    for (Operation *alloc : dead)
+      alloc->erase();
   }
 };
 } // namespace

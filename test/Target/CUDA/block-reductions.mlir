@@ -150,3 +150,93 @@ func.func @split_columns(%a: memref<4096x2xf32>, %out: memref<2xf32>) {
   }
   return
 }
+
+// An output filled with the combiner's identity just before (a gradient's
+// zeros; a max's -inf): the fill goes and the result is stored over it,
+// not folded into it. A fill of anything else, or one with a write of the
+// output in between, stays and the result is folded in.
+// CHECK-LABEL: func.func @identity_filled
+//   CHECK-NOT:   linalg.fill
+//       CHECK:   gpu.launch
+//       CHECK:     scf.if
+//   CHECK-NOT:       memref.load %{{.*}} : memref<40xf32>
+//       CHECK:       memref.store %{{.*}} : memref<40xf32>
+//       CHECK:   gpu.launch
+//       CHECK:     scf.if
+//   CHECK-NOT:       memref.load %{{.*}} : memref<2xf32>
+//       CHECK:       memref.store %{{.*}} : memref<2xf32>
+//       CHECK:   linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : memref<6xf32>)
+//       CHECK:   gpu.launch
+//       CHECK:       memref.load %{{.*}} : memref<6xf32>
+//       CHECK:       memref.store %{{.*}} : memref<6xf32>
+//       CHECK:   linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : memref<2xf32>)
+//       CHECK:   memref.store
+//       CHECK:   gpu.launch
+//       CHECK:       memref.load %{{.*}} : memref<2xf32>
+//       CHECK:   return
+func.func @identity_filled(%a: memref<100x40xf32>, %out: memref<40xf32>,
+                           %b: memref<2x40xf32>, %max: memref<2xf32>,
+                           %c: memref<6x100xf32>, %ones: memref<6xf32>,
+                           %late: memref<2xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %i0 = arith.constant 0 : index
+  linalg.fill ins(%zero : f32) outs(%out : memref<40xf32>)
+  linalg.generic {indexing_maps = [#rows, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+      ins(%a : memref<100x40xf32>) outs(%out : memref<40xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%ninf : f32) outs(%max : memref<2xf32>)
+  linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%b : memref<2x40xf32>) outs(%max : memref<2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %m = arith.maximumf %x, %acc : f32
+    linalg.yield %m : f32
+  }
+  linalg.fill ins(%one : f32) outs(%ones : memref<6xf32>)
+  linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%c : memref<6x100xf32>) outs(%ones : memref<6xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%ninf : f32) outs(%late : memref<2xf32>)
+  memref.store %one, %late[%i0] : memref<2xf32>
+  linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%b : memref<2x40xf32>) outs(%late : memref<2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %m = arith.maximumf %x, %acc : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// Work on other buffers between the fill and the reduction (a gradient's
+// zeros made several kernels before its column sums) leaves the fill the
+// output's previous access: it goes.
+// CHECK-LABEL: func.func @filled_apart
+//   CHECK-NOT:   linalg.fill
+//       CHECK:   linalg.generic
+//       CHECK:   gpu.launch
+//   CHECK-NOT:       memref.load %{{.*}} : memref<40xf32>
+//       CHECK:       memref.store %{{.*}} : memref<40xf32>
+func.func @filled_apart(%a: memref<100x40xf32>, %out: memref<40xf32>,
+                        %x: memref<6xf32>, %y: memref<6xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%out : memref<40xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%x : memref<6xf32>) outs(%y : memref<6xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  }
+  linalg.generic {indexing_maps = [#rows, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+      ins(%a : memref<100x40xf32>) outs(%out : memref<40xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %v, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -28,3 +28,25 @@
 // CHECK: memref.store {{.*}} : memref<2x3x300xf32>
 // CHECK-NOT: gpu.launch
 // CHECK-LABEL: func.func @grad_i32_scaled
+
+// The loss and its gradient together: the forward launch of rows computes
+// each row's log-sum-exp in every thread and writes the row's gradient
+// right after its loss; then the mean. No backward launch. (The
+// log-sum-exps, a temporary only the two ops read, are not stored once
+// canonicalization sees that nothing reads them.)
+// CHECK-LABEL: func.func @both_i32
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c6, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c256
+// CHECK: gpu.barrier
+// CHECK: math.log
+// CHECK: math.exp
+// CHECK: memref.store {{.*}} : memref<2x3x300xf32>
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1)
+// CHECK: memref.store {{.*}}[] : memref<f32>
+// CHECK-NOT: gpu.launch
+// CHECK-LABEL: func.func @both_apart
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c6,
+// CHECK-NOT: memref.store {{.*}} : memref<2x3x300xf32>
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1,
+// CHECK: linalg.fill
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c6,
+// CHECK: memref.store {{.*}} : memref<2x3x300xf32>

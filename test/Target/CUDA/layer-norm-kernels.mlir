@@ -18,16 +18,16 @@
 // CHECK-COUNT-2: memref.store {{.*}} : memref<15xf32>
 // CHECK-NOT: gpu.launch
 
-// Backward: dinput a block a row (its two sums reduced together), then
-// the weight's and bias's column sums: 15 chunks of one row in partial
-// buffers, folded by a second launch.
+// Backward: a block a chunk of rows (15 chunks of one row here), each row's
+// dinput (its two sums reduced together) and, in each thread's registers,
+// the chunk's column sums of the weight's and bias's gradients, stored in
+// partial buffers that a second launch folds.
 // CHECK-LABEL: func.func @grad_small
+// CHECK: %[[PW:.*]], %{{.*}} = gpu.alloc async [%{{.*}}] () : memref<15x40xf32>
+// CHECK: %[[PB:.*]], %{{.*}} = gpu.alloc async [%{{.*}}] () : memref<15x40xf32>
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c15, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c256
 // CHECK-COUNT-10: gpu.shuffle xor
 // CHECK: memref.store {{.*}} : memref<15x40xf32>
-// CHECK: %[[PW:.*]], %{{.*}} = gpu.alloc async [%{{.*}}] () : memref<15x40xf32>
-// CHECK: %[[PB:.*]], %{{.*}} = gpu.alloc async [%{{.*}}] () : memref<15x40xf32>
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c15, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c256
 // CHECK: memref.store %{{.*}}, %[[PW]]
 // CHECK: memref.store %{{.*}}, %[[PB]]
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c256
@@ -37,11 +37,44 @@
 // CHECK: gpu.dealloc async [%{{.*}}] %[[PB]]
 // CHECK-NOT: gpu.launch
 
-// The wide case: 201 rows; 101 chunks of two rows over 2 column tiles.
+// More rows than chunks: 551 chunks of two rows (the last one partial),
+// each block's rows one after another.
+// CHECK-LABEL: func.func @fwd_tall
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1101, {{.*}} = %c1, {{.*}} = %c1)
+// CHECK-LABEL: func.func @grad_tall
+// CHECK: gpu.alloc async [%{{.*}}] () : memref<551x40xf32>
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c551, {{.*}} = %c1, {{.*}} = %c1)
+// CHECK: scf.for
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1)
+
+// The wide case: 201 rows; 201 chunks of one row, two columns a thread,
+// the final fold over 2 column tiles.
 // CHECK-LABEL: func.func @fwd_wide
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c201, {{.*}} = %c1, {{.*}} = %c1)
 // CHECK-LABEL: func.func @grad_wide
+// CHECK: gpu.alloc async [%{{.*}}] () : memref<201x300xf32>
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c201, {{.*}} = %c1, {{.*}} = %c1)
-// CHECK: gpu.alloc async [%{{.*}}] () : memref<101x300xf32>
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}} = %c101, {{.*}} = %c1)
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}} = %c1, {{.*}} = %c1)
+
+// The residual add before the LayerNorm runs in its kernel: the first pass
+// computes the input from the add's operands and stores it, the others
+// compute it again; the add's launch goes.
+// CHECK-LABEL: func.func @fwd_residual
+// CHECK-NOT: linalg.generic
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c201,
+// CHECK: arith.addf
+// CHECK: memref.store %{{.*}}, %arg4
+// CHECK-NOT: linalg.generic
+// CHECK: return
+// The residual gradient's add runs in the backward kernel's store, into
+// the add's output; dinput's buffer goes.
+// CHECK-LABEL: func.func @grad_residual
+// CHECK-NOT: memref.alloc()
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c201,
+// CHECK: memref.store %{{.*}}, %arg6
+// CHECK-NOT: linalg.generic
+// CHECK: return
+// An add in place of its operand stays a launch of its own.
+// CHECK-LABEL: func.func @fwd_in_place
+// CHECK: linalg.generic
+// CHECK: gpu.launch

@@ -46,3 +46,33 @@ func.func @grad_i64(%logits: memref<3x2x1000xf32>, %targets: memref<3x2xi64>,
                       memref<f32>, memref<3x2x1000xf32>
   return
 }
+
+// The loss and its gradient on the same logits, as a training step makes
+// them: the backward op runs in the forward op's launch of rows.
+func.func @both_i32(%logits: memref<2x3x300xf32>, %targets: memref<2x3xi32>,
+                    %dce: memref<f32>, %ce: memref<f32>,
+                    %dlogits: memref<2x3x300xf32>) {
+  %lse = memref.alloc() : memref<2x3xf32>
+  mix.fused_cross_entropy_buffers %logits, %targets into %ce, %lse
+      : memref<2x3x300xf32>, memref<2x3xi32>, memref<f32>, memref<2x3xf32>
+  mix.fused_cross_entropy_grad_buffers %logits, %targets, %lse, %dce
+      into %dlogits : memref<2x3x300xf32>, memref<2x3xi32>, memref<2x3xf32>,
+                      memref<f32>, memref<2x3x300xf32>
+  memref.dealloc %lse : memref<2x3xf32>
+  return
+}
+
+// The same with the logits rewritten in between: two launches of rows.
+func.func @both_apart(%logits: memref<2x3x300xf32>, %targets: memref<2x3xi32>,
+                      %ce: memref<f32>, %dlogits: memref<2x3x300xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %lse = memref.alloc() : memref<2x3xf32>
+  mix.fused_cross_entropy_buffers %logits, %targets into %ce, %lse
+      : memref<2x3x300xf32>, memref<2x3xi32>, memref<f32>, memref<2x3xf32>
+  linalg.fill ins(%zero : f32) outs(%logits : memref<2x3x300xf32>)
+  mix.fused_cross_entropy_grad_buffers %logits, %targets, %lse
+      into %dlogits : memref<2x3x300xf32>, memref<2x3xi32>, memref<2x3xf32>,
+                      memref<2x3x300xf32>
+  memref.dealloc %lse : memref<2x3xf32>
+  return
+}

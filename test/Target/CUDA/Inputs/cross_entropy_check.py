@@ -3,7 +3,9 @@
 emulator, on random inputs and compares them with PyTorch (float64): the
 mean token cross-entropy (torch.nn.functional.cross_entropy), each row's
 log-sum-exp (torch.logsumexp), and the logits' gradient (autograd) scaled
-by an adjoint of 0.75, given as a buffer or as the op's constant scale.
+by an adjoint of 0.75, given as a buffer or as the op's constant scale;
+and the loss with its gradient from one entry point, where the two ops
+share a launch.
 
 usage: cross_entropy_check.py LIB.so
 Prints the largest absolute error of each result and exits 1 if any is
@@ -54,6 +56,14 @@ def check(dev, case, b, s, v, dtype):
          np.array(ADJOINT, dtype=np.float32)], [(b, s, v)])
     ok &= report(case + " dlogits", got_grad, logits.grad)
     if case == "i32":
+        # The loss and its gradient in one launch of rows.
+        got_ce, got_grad = dev.run(
+            "both_i32",
+            [logits.detach().numpy(), ids, np.array(ADJOINT, dtype=np.float32)],
+            [(), (b, s, v)])
+        ok &= report(case + " loss and dlogits together: loss", got_ce, ce)
+        ok &= report(case + " loss and dlogits together: dlogits", got_grad,
+                     logits.grad)
         # The same adjoint as the op's constant scale.
         (got_scaled,) = dev.run(
             "grad_i32_scaled",

@@ -1,10 +1,13 @@
 // The fused LayerNorm ops on buffers, as bufferization leaves them, for
 // mix-layer-norm-kernels and the emulator (layer_norm_check.py).
 //
-// small: (3, 5, 40): 15 rows narrower than a block, fewer than the 128
-//        row chunks of the column sums (a chunk a row).
-// wide:  (201, 300): rows that a block's stride covers unevenly, columns
-//        over two tiles, 101 chunks of 2 rows (the last one partial).
+// small: (3, 5, 40): 15 rows narrower than a block, fewer than the 1024
+//        row chunks of the backward pass (a chunk a row).
+// wide:  (201, 300): rows that a block's stride covers unevenly (two
+//        columns a thread in the backward pass, the second in 44 threads),
+//        the final fold over two column tiles.
+// tall:  (1101, 40): more rows than chunks: 551 chunks of two rows, the
+//        last one partial.
 
 func.func @fwd_small(%x: memref<3x5x40xf32>, %w: memref<40xf32>,
                      %b: memref<40xf32>, %y: memref<3x5x40xf32>,
@@ -27,6 +30,27 @@ func.func @grad_small(%x: memref<3x5x40xf32>, %w: memref<40xf32>,
   return
 }
 
+func.func @fwd_tall(%x: memref<1101x40xf32>, %w: memref<40xf32>,
+                    %b: memref<40xf32>, %y: memref<1101x40xf32>,
+                    %mean: memref<1101xf32>, %rstd: memref<1101xf32>) {
+  mix.fused_layer_norm_buffers %x, %w, %b into %y, %mean, %rstd eps 1.0e-05
+      : memref<1101x40xf32>, memref<40xf32>, memref<40xf32>,
+        memref<1101x40xf32>, memref<1101xf32>, memref<1101xf32>
+  return
+}
+
+func.func @grad_tall(%x: memref<1101x40xf32>, %w: memref<40xf32>,
+                     %mean: memref<1101xf32>, %rstd: memref<1101xf32>,
+                     %dy: memref<1101x40xf32>, %dx: memref<1101x40xf32>,
+                     %dw: memref<40xf32>, %db: memref<40xf32>) {
+  mix.fused_layer_norm_grad_buffers %x, %w, %mean, %rstd, %dy
+      into %dx, %dw, %db
+      : memref<1101x40xf32>, memref<40xf32>, memref<1101xf32>,
+        memref<1101xf32>, memref<1101x40xf32>, memref<1101x40xf32>,
+        memref<40xf32>, memref<40xf32>
+  return
+}
+
 func.func @fwd_wide(%x: memref<201x300xf32>, %w: memref<300xf32>,
                     %b: memref<300xf32>, %y: memref<201x300xf32>,
                     %mean: memref<201xf32>, %rstd: memref<201xf32>) {
@@ -45,5 +69,71 @@ func.func @grad_wide(%x: memref<201x300xf32>, %w: memref<300xf32>,
       : memref<201x300xf32>, memref<300xf32>, memref<201xf32>,
         memref<201xf32>, memref<201x300xf32>, memref<201x300xf32>,
         memref<300xf32>, memref<300xf32>
+  return
+}
+
+// residual: (201, 300) as a transformer block has them: the residual add
+// that makes the LayerNorm's input runs in the forward kernel (its sum is
+// still written, for what follows), and the add of the residual's gradient
+// to dinput in the backward kernel's store (dinput itself is not written).
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @fwd_residual(%a: memref<201x300xf32>, %r: memref<201x300xf32>,
+                        %w: memref<300xf32>, %b: memref<300xf32>,
+                        %x: memref<201x300xf32>, %y: memref<201x300xf32>,
+                        %mean: memref<201xf32>, %rstd: memref<201xf32>) {
+  linalg.generic {indexing_maps = [#id, #id, #id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a, %r : memref<201x300xf32>, memref<201x300xf32>)
+      outs(%x : memref<201x300xf32>) {
+  ^bb0(%u: f32, %v: f32, %o: f32):
+    %s = arith.addf %u, %v : f32
+    linalg.yield %s : f32
+  }
+  mix.fused_layer_norm_buffers %x, %w, %b into %y, %mean, %rstd eps 1.0e-05
+      : memref<201x300xf32>, memref<300xf32>, memref<300xf32>,
+        memref<201x300xf32>, memref<201xf32>, memref<201xf32>
+  return
+}
+
+func.func @grad_residual(%x: memref<201x300xf32>, %w: memref<300xf32>,
+                         %mean: memref<201xf32>, %rstd: memref<201xf32>,
+                         %dy: memref<201x300xf32>, %dres: memref<201x300xf32>,
+                         %out: memref<201x300xf32>, %dw: memref<300xf32>,
+                         %db: memref<300xf32>) {
+  %dx = memref.alloc() : memref<201x300xf32>
+  mix.fused_layer_norm_grad_buffers %x, %w, %mean, %rstd, %dy
+      into %dx, %dw, %db
+      : memref<201x300xf32>, memref<300xf32>, memref<201xf32>,
+        memref<201xf32>, memref<201x300xf32>, memref<201x300xf32>,
+        memref<300xf32>, memref<300xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%dres, %dx : memref<201x300xf32>, memref<201x300xf32>)
+      outs(%out : memref<201x300xf32>) {
+  ^bb0(%u: f32, %v: f32, %o: f32):
+    %s = arith.addf %u, %v : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %dx : memref<201x300xf32>
+  return
+}
+
+// The same, with the add's output read by the LayerNorm (an add in place
+// of its operand): nothing moves into the kernels.
+func.func @fwd_in_place(%a: memref<201x300xf32>, %x: memref<201x300xf32>,
+                        %w: memref<300xf32>, %b: memref<300xf32>,
+                        %y: memref<201x300xf32>, %mean: memref<201xf32>,
+                        %rstd: memref<201xf32>) {
+  linalg.generic {indexing_maps = [#id, #id, #id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a, %x : memref<201x300xf32>, memref<201x300xf32>)
+      outs(%x : memref<201x300xf32>) {
+  ^bb0(%u: f32, %v: f32, %o: f32):
+    %s = arith.addf %u, %v : f32
+    linalg.yield %s : f32
+  }
+  mix.fused_layer_norm_buffers %x, %w, %b into %y, %mean, %rstd eps 1.0e-05
+      : memref<201x300xf32>, memref<300xf32>, memref<300xf32>,
+        memref<201x300xf32>, memref<201xf32>, memref<201xf32>
   return
 }

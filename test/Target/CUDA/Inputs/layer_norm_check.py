@@ -3,7 +3,9 @@
 emulator, on random inputs and compares them with PyTorch (float64):
 torch.nn.functional.layer_norm's result, each row's mean and 1/std, and
 the gradients of the input, the weight and the bias (autograd) for a
-random adjoint.
+random adjoint; and the same with a residual add before the LayerNorm and
+the residual gradient's add after its backward pass, which the kernels
+take in.
 
 usage: layer_norm_check.py LIB.so
 Prints the largest error of each result, relative to the largest
@@ -66,10 +68,45 @@ def check(dev, case, shape):
     return ok
 
 
+def check_residual(dev):
+    """fwd_residual and grad_residual: the residual add before the
+    LayerNorm and the residual gradient's add after its backward pass, each
+    inside the kernel."""
+    shape, width = (201, 300), 300
+    gen = torch.Generator().manual_seed(11)
+    a, r, dy, dres = (torch.randn(shape, generator=gen, dtype=torch.float64)
+                      for _ in range(4))
+    w = 1 + 0.1 * torch.randn(width, generator=gen, dtype=torch.float64)
+    b = 0.1 * torch.randn(width, generator=gen, dtype=torch.float64)
+    a, r, dy, dres, w, b = (t.float().double()
+                            for t in (a, r, dy, dres, w, b))
+    # The sum as float32 computes it, as the kernel's input.
+    x = (a.float() + r.float()).double().requires_grad_()
+    w.requires_grad_()
+    b.requires_grad_()
+    y = torch.nn.functional.layer_norm(x, (width,), w, b, EPS)
+    y.backward(dy)
+    got_x, got_y, got_mean, got_rstd = dev.run(
+        "fwd_residual", [a.numpy(), r.numpy(), w.detach().numpy(),
+                         b.detach().numpy()], [shape, shape, (201,), (201,)])
+    ok = report("residual sum", got_x, x)
+    ok &= report("residual result", got_y, y)
+    got_out, got_dw, got_db = dev.run(
+        "grad_residual", [x.detach().numpy(), w.detach().numpy(), got_mean,
+                          got_rstd, dy.numpy(), dres.numpy()],
+        [shape, (width,), (width,)])
+    ok &= report("residual dinput + dresidual", got_out, x.grad + dres)
+    ok &= report("residual dweight", got_dw, w.grad)
+    ok &= report("residual dbias", got_db, b.grad)
+    return ok
+
+
 def main():
     dev = Device(sys.argv[1])
     ok = check(dev, "small", (3, 5, 40))
     ok &= check(dev, "wide", (201, 300))
+    ok &= check(dev, "tall", (1101, 40))
+    ok &= check_residual(dev)
     return 0 if ok else 1
 
 

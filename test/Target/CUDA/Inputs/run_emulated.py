@@ -5,18 +5,24 @@ inputs uploaded, the entry point called between mixrt_device_begin and
 mixrt_device_end, the outputs downloaded. Prints the outputs, or the
 device's error (and exits 1).
 
-usage: run_emulated.py LIB.so ENTRY N_INPUTS SIZE...
+usage: run_emulated.py [--poison] LIB.so ENTRY N_INPUTS SIZE...
   Each SIZE is the number of float32 elements of one argument (inputs
-  first); input k holds 1, 2, 3, ... + 100 k.
+  first); input k holds 1, 2, 3, ... + 100 k. With --poison the outputs
+  hold NaNs before the call, so that an output the entry point reads
+  before writing it shows.
 """
 import ctypes
 import sys
 
 
 def main():
-    lib = ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_LOCAL)
-    entry, inputs = sys.argv[2], int(sys.argv[3])
-    sizes = [int(s) for s in sys.argv[4:]]
+    argv = sys.argv[1:]
+    poison = argv[:1] == ["--poison"]
+    if poison:
+        argv = argv[1:]
+    lib = ctypes.CDLL(argv[0], mode=ctypes.RTLD_LOCAL)
+    entry, inputs = argv[1], int(argv[2])
+    sizes = [int(s) for s in argv[3:]]
     lib.mixrt_device_alloc.restype = ctypes.c_void_p
     lib.mixrt_device_alloc.argtypes = [ctypes.c_uint64]
     lib.mixrt_device_upload.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
@@ -30,8 +36,10 @@ def main():
         if not device:
             print("error:", lib.mixrt_device_error().decode())
             return 1
-        if k < inputs:
-            host = (ctypes.c_float * n)(*[i + 1 + 100 * k for i in range(n)])
+        if k < inputs or poison:
+            values = ([i + 1 + 100 * k for i in range(n)] if k < inputs
+                      else [float("nan")] * n)
+            host = (ctypes.c_float * n)(*values)
             lib.mixrt_device_upload(device, host, 4 * n)
         buffers.append(device)
     args = (ctypes.c_void_p * len(buffers))(*buffers)
