@@ -56,8 +56,8 @@ bool mlir::mix::leavesBufferAlone(Operation *op, Value root) {
     // Undeclared effects (a call, a stream's wait): a buffer is reached
     // through a memref value, so only its memref operands and results can
     // be touched; all must be other buffers.
-    for (Value v : llvm::concat<Value>(nested->getOperands(),
-                                       nested->getResults()))
+    for (Value v :
+         llvm::concat<Value>(nested->getOperands(), nested->getResults()))
       if (isa<BaseMemRefType>(v.getType()) && !other(v))
         return WalkResult::interrupt();
     return WalkResult::advance();

@@ -108,8 +108,8 @@ static bool onlyAddsTo(scf::ForOp loop, unsigned k) {
       !llvm::equal(read.getIndices(), write.getIndices()))
     return false;
   auto sum = write.getScalar().getDefiningOp<arith::AddFOp>();
-  return sum && (sum.getLhs() == read.getResult() ||
-                 sum.getRhs() == read.getResult());
+  return sum &&
+         (sum.getLhs() == read.getResult() || sum.getRhs() == read.getResult());
 }
 
 /// The loop whose result `v` is, if it is a scatter-add into zeros: its
@@ -157,8 +157,8 @@ struct FoldAddIntoAccumulator : OpRewritePattern<linalg::GenericOp> {
         continue;
       // The product accumulates where the sum was. Where `other` is
       // computed after the product, that would keep the product waiting for
-      // `other`, holding its operands (the head's weight gradient, dlogits^T x, would
-      // wait for the embedding's scatter, keeping the logits' gradient
+      // `other`, holding its operands (the head's weight gradient, dlogits^T x,
+      // would wait for the embedding's scatter, keeping the logits' gradient
       // through the whole backward pass), and the sum stays a pass of its
       // own (or the other operand's fold, for a sum of products).
       Operation *otherDef = other->get().getDefiningOp();
@@ -216,7 +216,8 @@ struct FoldAddIntoAccumulator : OpRewritePattern<linalg::GenericOp> {
 
 } // namespace
 
-LogicalResult mlir::mix::foldSumsIntoAccumulators(FunctionOpInterface function) {
+LogicalResult
+mlir::mix::foldSumsIntoAccumulators(FunctionOpInterface function) {
   RewritePatternSet patterns(function.getContext());
   patterns.add<FoldAddIntoAccumulator>(function.getContext());
   return applyPatternsGreedily(function, std::move(patterns));

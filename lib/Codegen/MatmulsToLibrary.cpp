@@ -103,8 +103,8 @@ static linalg::GenericOp findBiasBroadcast(linalg::LinalgOp op) {
   bool rowVector =
       (type.getRank() == 1 && map == AffineMap::get(2, 0, {column}, ctx)) ||
       (type.getRank() == 2 && type.getDimSize(0) == 1 &&
-       map == AffineMap::get(2, 0, {getAffineConstantExpr(0, ctx), column},
-                             ctx));
+       map ==
+           AffineMap::get(2, 0, {getAffineConstantExpr(0, ctx), column}, ctx));
   return rowVector ? generic : nullptr;
 }
 
@@ -151,14 +151,14 @@ static SmallVector<Value> getBatch2Views(linalg::ContractOp op) {
     // indexes.
     SmallVector<unsigned> perm;
     for (unsigned d : order[i])
-      perm.push_back(*maps[i].getResultPosition(getAffineDimExpr(d,
-                                                                 b.getContext())));
+      perm.push_back(
+          *maps[i].getResultPosition(getAffineDimExpr(d, b.getContext())));
     Value v = op->getOperand(i);
     if (!llvm::equal(perm, llvm::seq<unsigned>(0, 4)))
       v = memref::TransposeOp::create(
           b, op.getLoc(), v,
-          AffineMapAttr::get(AffineMap::getPermutationMap(perm,
-                                                          b.getContext())));
+          AffineMapAttr::get(
+              AffineMap::getPermutationMap(perm, b.getContext())));
     views.push_back(v);
   }
   return views;
@@ -186,8 +186,7 @@ static bool replace(ModuleOp module, linalg::LinalgOp op, ValueRange operands,
   // A product into a zero-filled accumulator writes C = A B instead: no
   // pass to fill it, and no read of the zeros.
   auto triangle = triangular
-                      ? op->getAttrOfType<DenseI64ArrayAttr>(
-                            kTriangleAttr)
+                      ? op->getAttrOfType<DenseI64ArrayAttr>(kTriangleAttr)
                       : DenseI64ArrayAttr();
   if (triangle && triangle.size() != 2)
     triangle = {};
@@ -233,8 +232,8 @@ static bool replace(ModuleOp module, linalg::LinalgOp op, ValueRange operands,
 }
 
 void mlir::mix::convertMatmulsToLibraryCalls(ModuleOp module, StringRef prefix,
-                                             bool overwriteZeros,
-                                             bool fuseBias, bool triangular) {
+                                             bool overwriteZeros, bool fuseBias,
+                                             bool triangular) {
   SmallVector<linalg::MatmulOp> matmuls;
   SmallVector<linalg::BatchMatmulOp> batched;
   SmallVector<linalg::ContractOp> contracts;

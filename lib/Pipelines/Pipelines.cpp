@@ -132,6 +132,7 @@ std::vector<std::string> mlir::mix::getPackageEntryPoints() {
 
 void mlir::mix::buildBufferizePipeline(OpPassManager &pm) {
   OpPassManager &onTensors = pm.nest<func::FuncOp>();
+  onTensors.addPass(createMixFoldReshapesIntoSlicesPass());
   onTensors.addPass(createMixFoldSumsIntoAccumulatorsPass());
   onTensors.addPass(createMixHeadProductsPass());
   onTensors.addPass(createMixFuseElementwisePass());

@@ -83,8 +83,8 @@ def MixFoldReshapesIntoSlicesPass : InterfacePass<
     larger tensor through a `tensor.expand_shape` that only adds unit
     dimensions (a mixture's per-stream gradient, made [heads, tokens, d],
     put in slot k of [heads, tokens, streams, d] as [heads, tokens, 1, d])
-    is inserted directly, as a rank-reducing `tensor.insert_slice`
-    (upstream's reassociative reshape folding patterns). Bufferization's
+    is inserted directly, as a rank-reducing `tensor.insert_slice`.
+    Bufferization's
     empty-tensor elimination then finds the insertion behind the op that
     makes the value and has it write into the slot in place; through the
     reshape it could not, and the value was made in a buffer of its own

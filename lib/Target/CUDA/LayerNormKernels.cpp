@@ -25,6 +25,7 @@
 #include "mix/Target/CUDA/CUDACodegen.h"
 #include "mix/Target/CUDA/Passes.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -63,12 +64,54 @@ Value rowShare(Emitter &e, Value tid, int64_t n,
                 })[0];
 }
 
+/// The operations that free one of \p roots, if \p op is such a
+/// deallocation: a `memref.dealloc`, or a `gpu.dealloc` with the waits that
+/// start and end its stream (`deallocOnDevice`).
+SmallVector<Operation *> getDeallocation(Operation *op, ArrayRef<Value> roots) {
+  if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
+    return llvm::is_contained(roots, getBufferRoot(dealloc.getMemref()))
+               ? SmallVector<Operation *>{op}
+               : SmallVector<Operation *>{};
+  auto dealloc = dyn_cast<gpu::DeallocOp>(op);
+  if (!dealloc ||
+      !llvm::is_contained(roots, getBufferRoot(dealloc.getMemref())) ||
+      dealloc.getAsyncDependencies().size() != 1 || !dealloc.getAsyncToken() ||
+      !dealloc.getAsyncToken().hasOneUse())
+    return {};
+  auto start = dealloc.getAsyncDependencies()[0].getDefiningOp<gpu::WaitOp>();
+  auto end = dyn_cast<gpu::WaitOp>(*dealloc.getAsyncToken().getUsers().begin());
+  if (!start || !end || !start->hasOneUse() || end.getAsyncToken())
+    return {};
+  return {start, op, end};
+}
+
+/// The operations that make \p alloc's buffer, users first: a
+/// `memref.alloc`, or a `gpu.alloc` with the waits that end and start its
+/// stream (`allocOnDevice`).
+SmallVector<Operation *> getAllocation(Operation *alloc) {
+  auto gpuAlloc = dyn_cast<gpu::AllocOp>(alloc);
+  if (!gpuAlloc || !gpuAlloc.getAsyncToken() ||
+      gpuAlloc.getAsyncDependencies().size() != 1)
+    return {alloc};
+  SmallVector<Operation *> group;
+  for (Operation *user : gpuAlloc.getAsyncToken().getUsers())
+    group.push_back(user);
+  group.push_back(alloc);
+  if (Operation *start = gpuAlloc.getAsyncDependencies()[0].getDefiningOp();
+      start && start->hasOneUse())
+    group.push_back(start);
+  return group;
+}
+
 /// The elementwise operation that writes \p op's input just before it (a
 /// residual add): a `linalg.generic` whose loops are all parallel, whose
 /// operands all have the input's shape with identity maps, whose one
 /// output is the input buffer, and with nothing in between that touches
-/// the input or the operation's operands. Null if there is none.
-linalg::GenericOp findInputProducer(FusedLayerNormBuffersOp op) {
+/// the input or the operation's operands but their deallocations, which
+/// go to \p toMove (to be moved after the LayerNorm). Null if there is
+/// none.
+linalg::GenericOp findInputProducer(FusedLayerNormBuffersOp op,
+                                    SmallVectorImpl<Operation *> &toMove) {
   Value input = op.getInput();
   Value root = getBufferRoot(input);
   auto generic =
@@ -87,17 +130,31 @@ linalg::GenericOp findInputProducer(FusedLayerNormBuffersOp op) {
   // The kernel stores the input in its first pass and computes it again
   // from the operands in the others: no operand may be the input's own
   // buffer (an add in place), and they must still hold what the generic
-  // read when the LayerNorm runs.
+  // read when the LayerNorm runs. One freed in between (its last reader
+  // was the generic) is freed after the LayerNorm instead.
+  SmallVector<Value> roots;
   for (Value in : generic.getDpsInputs()) {
     Value inRoot = getBufferRoot(in);
     if (inRoot == root || !isDistinctBuffer(inRoot))
       return nullptr;
-    for (Operation *mid = generic->getNextNode(); mid != op;
-         mid = mid->getNextNode())
-      if (!isa<ViewLikeOpInterface>(mid) && !isMemoryEffectFree(mid) &&
-          !leavesBufferAlone(mid, inRoot))
+    roots.push_back(inRoot);
+  }
+  SmallVector<Operation *> moved;
+  for (Operation *mid = generic->getNextNode(); mid != op;
+       mid = mid->getNextNode()) {
+    if (isa<ViewLikeOpInterface>(mid) || isMemoryEffectFree(mid) ||
+        llvm::is_contained(moved, mid))
+      continue;
+    SmallVector<Operation *> deallocation = getDeallocation(mid, roots);
+    if (!deallocation.empty()) {
+      llvm::append_range(moved, deallocation);
+      continue;
+    }
+    for (Value inRoot : roots)
+      if (!leavesBufferAlone(mid, inRoot))
         return nullptr;
   }
+  llvm::append_range(toMove, moved);
   return generic;
 }
 
@@ -112,7 +169,14 @@ void lowerForward(FusedLayerNormBuffersOp op) {
   // The input's producer (a residual add) runs in the kernel: the first
   // pass computes the input from the producer's operands and stores it
   // (what follows reads it), the others compute it again from them.
-  linalg::GenericOp producer = findInputProducer(op);
+  SmallVector<Operation *> deallocations;
+  linalg::GenericOp producer = findInputProducer(op, deallocations);
+  // Its operands freed before the LayerNorm are freed after it.
+  Operation *after = op;
+  for (Operation *d : deallocations) {
+    d->moveAfter(after);
+    after = d;
+  }
   SmallVector<Value> operands;
   if (producer)
     for (Value in : producer.getDpsInputs())
@@ -170,12 +234,11 @@ void lowerForward(FusedLayerNormBuffersOp op) {
 /// Null if there is none.
 linalg::GenericOp findDinputConsumer(FusedLayerNormGradBuffersOp op) {
   Value dinput = op.getDinput();
-  auto alloc = dinput.getDefiningOp<memref::AllocOp>();
-  if (!alloc)
+  if (!isa_and_nonnull<memref::AllocOp, gpu::AllocOp>(dinput.getDefiningOp()))
     return nullptr;
   linalg::GenericOp consumer;
   for (Operation *user : dinput.getUsers()) {
-    if (user == op || isa<memref::DeallocOp>(user))
+    if (user == op || isa<memref::DeallocOp, gpu::DeallocOp>(user))
       continue;
     auto generic = dyn_cast<linalg::GenericOp>(user);
     if (!generic || consumer)
@@ -212,14 +275,14 @@ linalg::GenericOp findDinputConsumer(FusedLayerNormGradBuffersOp op) {
           return nullptr;
     touched.push_back(root);
   }
-  touched.push_back(alloc.getResult());
+  touched.push_back(dinput);
   for (Operation *mid = op->getNextNode(); mid != consumer;
        mid = mid->getNextNode()) {
     if (isa<ViewLikeOpInterface>(mid) || isMemoryEffectFree(mid))
       continue;
     if (auto dealloc = dyn_cast<memref::DeallocOp>(mid);
-        dealloc && !llvm::is_contained(touched,
-                                       getBufferRoot(dealloc.getMemref())))
+        dealloc &&
+        !llvm::is_contained(touched, getBufferRoot(dealloc.getMemref())))
       continue;
     for (Value root : touched)
       if (!leavesBufferAlone(mid, root))
@@ -244,8 +307,7 @@ void lowerBackward(FusedLayerNormGradBuffersOp op,
   // dinput's consumer (the residual gradient's add) runs in the kernel's
   // store: its output is written instead of dinput, which is not.
   linalg::GenericOp consumer = findDinputConsumer(op);
-  Value dx = e.viewAs(consumer ? consumer.getDpsInits()[0] : op.getDinput(),
-                      2);
+  Value dx = e.viewAs(consumer ? consumer.getDpsInits()[0] : op.getDinput(), 2);
   SmallVector<Value> consumerOperands;
   if (consumer)
     for (Value in : consumer.getDpsInputs())
@@ -283,23 +345,21 @@ void lowerBackward(FusedLayerNormGradBuffersOp op,
     Value last = e.mini(e.addi(first, e.idx(perChunk)), e.idx(rows));
     SmallVector<Value> zeros(2 * steps, e.f32(0.0));
     // The thread's k-th column and whether it is one.
-    auto columnAt = [&](int64_t k) {
-      return e.addi(tid, e.idx(k * kBlock));
-    };
-    SmallVector<Value> sums = e.loop(
-        first, last, e.idx(1), zeros, [&](Value row, ValueRange acc) {
+    auto columnAt = [&](int64_t k) { return e.addi(tid, e.idx(k * kBlock)); };
+    SmallVector<Value> sums =
+        e.loop(first, last, e.idx(1), zeros, [&](Value row, ValueRange acc) {
           Value mean = e.load(means, {row}), rstd = e.load(rstds, {row});
           auto gAt = [&](Value i) {
             return e.mulf(e.load(dy, {row, i}), e.load(w, {i}));
           };
-          SmallVector<Value> shares = e.loop(
-              tid, e.idx(width), e.idx(kBlock), {e.f32(0.0), e.f32(0.0)},
-              [&](Value i, ValueRange s) {
-                Value g = gAt(i);
-                return SmallVector<Value>{
-                    e.addf(s[0], g),
-                    e.addf(s[1], e.mulf(g, xhatAt(row, i, mean, rstd)))};
-              });
+          SmallVector<Value> shares =
+              e.loop(tid, e.idx(width), e.idx(kBlock), {e.f32(0.0), e.f32(0.0)},
+                     [&](Value i, ValueRange s) {
+                       Value g = gAt(i);
+                       return SmallVector<Value>{
+                           e.addf(s[0], g),
+                           e.addf(s[1], e.mulf(g, xhatAt(row, i, mean, rstd)))};
+                     });
           Value inv = e.f32(1.0 / double(width));
           Value meanG =
               e.mulf(e.blockSum(shares[0], tid, scratch[0], kBlock), inv);
@@ -365,14 +425,21 @@ void lowerBackward(FusedLayerNormGradBuffersOp op,
   deallocOnDevice(builder, e.loc, partialW);
   deallocOnDevice(builder, e.loc, partialB);
   if (consumer) {
-    // dinput is never written now: its buffer goes.
+    // dinput is never written now: its buffer goes, with the waits of its
+    // allocation and deallocation on the device.
     Value dinput = op.getDinput();
     consumer.erase();
-    for (Operation *user : llvm::make_early_inc_range(dinput.getUsers()))
-      if (isa<memref::DeallocOp>(user))
-        user->erase();
+    for (Operation *user : llvm::make_early_inc_range(dinput.getUsers())) {
+      if (!isa<memref::DeallocOp, gpu::DeallocOp>(user))
+        continue;
+      SmallVector<Operation *> group = getDeallocation(user, {dinput});
+      if (group.empty())
+        group.push_back(user); // a gpu.dealloc of another form
+      for (Operation *d : llvm::reverse(group))
+        d->erase();
+    }
     // The op itself is erased by the caller, then the allocation.
-    dinputToErase.push_back(dinput.getDefiningOp());
+    llvm::append_range(dinputToErase, getAllocation(dinput.getDefiningOp()));
   }
 }
 

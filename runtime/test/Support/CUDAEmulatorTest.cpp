@@ -1240,8 +1240,8 @@ void productOfOnes(int64_t site, Form form, int64_t stride = 1) {
        *c = static_cast<float *>(upload(ones)),
        *bias = static_cast<float *>(upload(ones));
   if (form == Form::Bias)
-    mixrt_cuda_matmul_bias(site, a, 0, 2, 2, 2, 1, a, 0, 2, 2, 2, 1, c, 0, 2,
-                           2, 2, 1, bias, 0, 2, stride);
+    mixrt_cuda_matmul_bias(site, a, 0, 2, 2, 2, 1, a, 0, 2, 2, 2, 1, c, 0, 2, 2,
+                           2, 1, bias, 0, 2, stride);
   else if (form == Form::Set)
     mixrt_cuda_matmul_set(site, a, 0, 2, 2, 2, 1, a, 0, 2, 2, 2, 1, c, 0, 2, 2,
                           2, 1);

@@ -78,3 +78,13 @@
 // CHECK-LABEL: func.func @fwd_in_place
 // CHECK: linalg.generic
 // CHECK: gpu.launch
+// The add's operand freed between the add and the LayerNorm is freed after
+// the kernel, which reads it.
+// CHECK-LABEL: func.func @fwd_residual_freed
+// CHECK: %[[T:.*]] = memref.alloc()
+// CHECK: linalg.generic
+// CHECK-NOT: memref.dealloc
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c201,
+// CHECK: memref.load %[[T]]
+// CHECK: gpu.terminator
+// CHECK: memref.dealloc %[[T]]

@@ -137,3 +137,32 @@ func.func @fwd_in_place(%a: memref<201x300xf32>, %x: memref<201x300xf32>,
         memref<201x300xf32>, memref<201xf32>, memref<201xf32>
   return
 }
+
+// The residual add's operand a temporary freed right after the add (its
+// last reader): it is freed after the LayerNorm's kernel instead, which
+// reads it.
+func.func @fwd_residual_freed(%a: memref<201x300xf32>, %r: memref<201x300xf32>,
+                              %w: memref<300xf32>, %b: memref<300xf32>,
+                              %x: memref<201x300xf32>, %y: memref<201x300xf32>,
+                              %mean: memref<201xf32>, %rstd: memref<201xf32>) {
+  %t = memref.alloc() : memref<201x300xf32>
+  linalg.generic {indexing_maps = [#id, #id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%r : memref<201x300xf32>) outs(%t : memref<201x300xf32>) {
+  ^bb0(%u: f32, %o: f32):
+    linalg.yield %u : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id, #id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a, %t : memref<201x300xf32>, memref<201x300xf32>)
+      outs(%x : memref<201x300xf32>) {
+  ^bb0(%u: f32, %v: f32, %o: f32):
+    %s = arith.addf %u, %v : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %t : memref<201x300xf32>
+  mix.fused_layer_norm_buffers %x, %w, %b into %y, %mean, %rstd eps 1.0e-05
+      : memref<201x300xf32>, memref<300xf32>, memref<300xf32>,
+        memref<201x300xf32>, memref<201xf32>, memref<201xf32>
+  return
+}

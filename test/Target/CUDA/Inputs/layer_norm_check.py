@@ -91,6 +91,14 @@ def check_residual(dev):
                          b.detach().numpy()], [shape, shape, (201,), (201,)])
     ok = report("residual sum", got_x, x)
     ok &= report("residual result", got_y, y)
+    # The same with the add's operand a temporary freed before the
+    # LayerNorm (freed after it instead).
+    got_x, got_y, _, _ = dev.run(
+        "fwd_residual_freed", [a.numpy(), r.numpy(), w.detach().numpy(),
+                               b.detach().numpy()],
+        [shape, shape, (201,), (201,)])
+    ok &= report("residual sum, operand freed", got_x, x)
+    ok &= report("residual result, operand freed", got_y, y)
     got_out, got_dw, got_db = dev.run(
         "grad_residual", [x.detach().numpy(), w.detach().numpy(), got_mean,
                           got_rstd, dy.numpy(), dres.numpy()],
