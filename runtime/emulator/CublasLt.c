@@ -110,6 +110,16 @@ static cublasStatus_t fail(cublasStatus_t status, const char *what) {
   return status;
 }
 
+/* An attribute's value, `size` bytes at `buf`, into `out` if it has the
+   `want` bytes its type has; else INVALID_VALUE with `what` as the reason. */
+static cublasStatus_t readAttribute(const void *buf, size_t size, void *out,
+                                    size_t want, const char *what) {
+  if (size != want)
+    return fail(CUBLAS_STATUS_INVALID_VALUE, what);
+  memcpy(out, buf, want);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
 cublasStatus_t cublasLtCreate(cublasLtHandle_t *lightHandle) {
   if (!lightHandle)
     return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasLtCreate: no result");
@@ -172,10 +182,10 @@ cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t matmulDesc,
                 "cublasLtMatmulDescSetAttribute: no descriptor or value");
   if (attr == CUBLASLT_MATMUL_DESC_EPILOGUE) {
     uint32_t epilogue;
-    if (sizeInBytes != sizeof epilogue)
-      return fail(CUBLAS_STATUS_INVALID_VALUE,
-                  "cublasLtMatmulDescSetAttribute: an epilogue is 4 bytes");
-    memcpy(&epilogue, buf, sizeof epilogue);
+    if (readAttribute(buf, sizeInBytes, &epilogue, sizeof epilogue,
+                      "cublasLtMatmulDescSetAttribute: an epilogue is 4 "
+                      "bytes") != CUBLAS_STATUS_SUCCESS)
+      return CUBLAS_STATUS_INVALID_VALUE;
     if (epilogue != CUBLASLT_EPILOGUE_DEFAULT &&
         epilogue != CUBLASLT_EPILOGUE_BIAS)
       return fail(CUBLAS_STATUS_NOT_SUPPORTED,
@@ -184,23 +194,21 @@ cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t matmulDesc,
     matmulDesc->epilogue = epilogue;
     return CUBLAS_STATUS_SUCCESS;
   }
-  if (attr == CUBLASLT_MATMUL_DESC_BIAS_POINTER) {
-    if (sizeInBytes != sizeof matmulDesc->bias)
-      return fail(CUBLAS_STATUS_INVALID_VALUE,
-                  "cublasLtMatmulDescSetAttribute: BIAS_POINTER is a pointer");
-    memcpy(&matmulDesc->bias, buf, sizeof matmulDesc->bias);
-    return CUBLAS_STATUS_SUCCESS;
-  }
+  if (attr == CUBLASLT_MATMUL_DESC_BIAS_POINTER)
+    return readAttribute(buf, sizeInBytes, &matmulDesc->bias,
+                         sizeof matmulDesc->bias,
+                         "cublasLtMatmulDescSetAttribute: BIAS_POINTER is a "
+                         "pointer");
   if (attr != CUBLASLT_MATMUL_DESC_TRANSA &&
       attr != CUBLASLT_MATMUL_DESC_TRANSB)
     return fail(CUBLAS_STATUS_NOT_SUPPORTED,
                 "cublasLtMatmulDescSetAttribute: only TRANSA, TRANSB, "
                 "EPILOGUE and BIAS_POINTER are emulated");
   int32_t op;
-  if (sizeInBytes != sizeof op)
-    return fail(CUBLAS_STATUS_INVALID_VALUE,
-                "cublasLtMatmulDescSetAttribute: a transpose is 4 bytes");
-  memcpy(&op, buf, sizeof op);
+  if (readAttribute(buf, sizeInBytes, &op, sizeof op,
+                    "cublasLtMatmulDescSetAttribute: a transpose is 4 "
+                    "bytes") != CUBLAS_STATUS_SUCCESS)
+    return CUBLAS_STATUS_INVALID_VALUE;
   if (op != CUBLAS_OP_N && op != CUBLAS_OP_T)
     return fail(CUBLAS_STATUS_INVALID_VALUE,
                 "cublasLtMatmulDescSetAttribute: a real product's operation "
@@ -246,24 +254,21 @@ cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t matLayout,
                 "cublasLtMatrixLayoutSetAttribute: no layout or value");
   if (attr == CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT) {
     int32_t batch;
-    if (sizeInBytes != sizeof batch)
-      return fail(CUBLAS_STATUS_INVALID_VALUE,
-                  "cublasLtMatrixLayoutSetAttribute: BATCH_COUNT is 4 bytes");
-    memcpy(&batch, buf, sizeof batch);
+    if (readAttribute(buf, sizeInBytes, &batch, sizeof batch,
+                      "cublasLtMatrixLayoutSetAttribute: BATCH_COUNT is 4 "
+                      "bytes") != CUBLAS_STATUS_SUCCESS)
+      return CUBLAS_STATUS_INVALID_VALUE;
     if (batch < 1)
       return fail(CUBLAS_STATUS_INVALID_VALUE,
                   "cublasLtMatrixLayoutSetAttribute: a batch count below 1");
     matLayout->batch = batch;
     return CUBLAS_STATUS_SUCCESS;
   }
-  if (attr == CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET) {
-    if (sizeInBytes != sizeof matLayout->stride)
-      return fail(CUBLAS_STATUS_INVALID_VALUE,
-                  "cublasLtMatrixLayoutSetAttribute: STRIDED_BATCH_OFFSET is "
-                  "8 bytes");
-    memcpy(&matLayout->stride, buf, sizeof matLayout->stride);
-    return CUBLAS_STATUS_SUCCESS;
-  }
+  if (attr == CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET)
+    return readAttribute(buf, sizeInBytes, &matLayout->stride,
+                         sizeof matLayout->stride,
+                         "cublasLtMatrixLayoutSetAttribute: "
+                         "STRIDED_BATCH_OFFSET is 8 bytes");
   return fail(CUBLAS_STATUS_NOT_SUPPORTED,
               "cublasLtMatrixLayoutSetAttribute: only BATCH_COUNT and "
               "STRIDED_BATCH_OFFSET are emulated");
@@ -300,12 +305,10 @@ cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t pref,
     return fail(CUBLAS_STATUS_NOT_SUPPORTED,
                 "cublasLtMatmulPreferenceSetAttribute: only "
                 "MAX_WORKSPACE_BYTES is emulated");
-  if (sizeInBytes != sizeof pref->maxWorkspace)
-    return fail(CUBLAS_STATUS_INVALID_VALUE,
-                "cublasLtMatmulPreferenceSetAttribute: MAX_WORKSPACE_BYTES "
-                "is 8 bytes");
-  memcpy(&pref->maxWorkspace, buf, sizeof pref->maxWorkspace);
-  return CUBLAS_STATUS_SUCCESS;
+  return readAttribute(buf, sizeInBytes, &pref->maxWorkspace,
+                       sizeof pref->maxWorkspace,
+                       "cublasLtMatmulPreferenceSetAttribute: "
+                       "MAX_WORKSPACE_BYTES is 8 bytes");
 }
 
 /* ---- The product ------------------------------------------------------- */
