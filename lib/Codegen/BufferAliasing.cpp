@@ -16,6 +16,8 @@ Value mlir::mix::getBufferRoot(Value v) {
       v = view.getViewSource();
     else if (auto meta = dyn_cast<memref::ExtractStridedMetadataOp>(def))
       v = meta.getSource();
+    else if (auto transpose = dyn_cast<memref::TransposeOp>(def))
+      v = transpose.getIn(); // a view, though not a ViewLikeOpInterface
     else
       break;
   }
@@ -33,7 +35,11 @@ bool mlir::mix::isDistinctBuffer(Value root) {
          effects.getEffectOnValue<MemoryEffects::Allocate>(root).has_value();
 }
 
-bool mlir::mix::leavesBufferAlone(Operation *op, Value root) {
+/// Whether \p op (with its nested operations) may write \p root, or, unless
+/// \p writesOnly, read it.
+static bool mayTouch(Operation *op, Value root, bool writesOnly) {
+  using mlir::mix::getBufferRoot;
+  using mlir::mix::isDistinctBuffer;
   auto other = [&](Value v) {
     Value r = getBufferRoot(v);
     return r != root && isDistinctBuffer(r);
@@ -46,9 +52,12 @@ bool mlir::mix::leavesBufferAlone(Operation *op, Value root) {
       // an allocation's result); one on no value could be on anything.
       SmallVector<MemoryEffects::EffectInstance> instances;
       effects.getEffects(instances);
-      for (const MemoryEffects::EffectInstance &e : instances)
+      for (const MemoryEffects::EffectInstance &e : instances) {
+        if (writesOnly && isa<MemoryEffects::Read>(e.getEffect()))
+          continue;
         if (!e.getValue() || !other(e.getValue()))
           return WalkResult::interrupt();
+      }
       return WalkResult::advance(); // nested operations are looked at too
     }
     if (nested->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
@@ -62,7 +71,15 @@ bool mlir::mix::leavesBufferAlone(Operation *op, Value root) {
         return WalkResult::interrupt();
     return WalkResult::advance();
   });
-  return !result.wasInterrupted();
+  return result.wasInterrupted();
+}
+
+bool mlir::mix::leavesBufferAlone(Operation *op, Value root) {
+  return !mayTouch(op, root, /*writesOnly=*/false);
+}
+
+bool mlir::mix::leavesBufferUnwritten(Operation *op, Value root) {
+  return !mayTouch(op, root, /*writesOnly=*/true);
 }
 
 Operation *mlir::mix::findPreviousWriter(Operation *op, Value buffer) {

@@ -11,6 +11,7 @@
 #include "mix/Codegen/BufferAliasing.h"
 #include "mix/Codegen/Codegen.h"
 #include "mix/Codegen/Passes.h"
+#include "mix/Codegen/ScalarBodies.h"
 
 #include "mix/Dialect/Mix/IR/MixDialect.h"
 
@@ -18,6 +19,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -35,9 +37,11 @@ namespace mlir::mix {
 /// convention), the offset, the sizes and the strides. A and B hold
 /// \p inputType (f32 or bf16), C f32. With \p bias, an f32 vector follows
 /// as base pointer, offset, length and stride; with \p triangle, the
-/// `mix.triangle` kind and diagonal.
+/// `mix.triangle` kind and diagonal; with \p aux, a 2-d f32 matrix as the
+/// operands are (base, offset, sizes, strides).
 static func::FuncOp declare(ModuleOp module, StringRef name, int64_t rank,
-                            Type inputType, bool bias, bool triangle) {
+                            Type inputType, bool bias, bool triangle,
+                            bool aux = false) {
   if (auto f = module.lookupSymbol<func::FuncOp>(name))
     return f;
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
@@ -52,6 +56,10 @@ static func::FuncOp declare(ModuleOp module, StringRef name, int64_t rank,
   }
   if (triangle)
     inputs.append(2, b.getI64Type());
+  if (aux) {
+    inputs.push_back(MemRefType::get({}, b.getF32Type()));
+    inputs.append(5, b.getIndexType());
+  }
   auto f = func::FuncOp::create(b, module.getLoc(), name,
                                 b.getFunctionType(inputs, {}));
   f.setPrivate();
@@ -65,15 +73,31 @@ static Operation *findInitializer(linalg::LinalgOp op) {
   return findPreviousWriter(op, op.getDpsInits()[0]);
 }
 
-/// \p op's accumulator's zero `linalg.fill`, if it is the product's
-/// previous access of it; null otherwise.
-static linalg::FillOp findZeroFill(linalg::LinalgOp op) {
-  auto fill = dyn_cast_or_null<linalg::FillOp>(findInitializer(op));
+/// \p op if it is a `linalg.fill` with a float zero; null otherwise.
+static linalg::FillOp asZeroFill(Operation *op) {
+  auto fill = dyn_cast_or_null<linalg::FillOp>(op);
   if (!fill)
     return nullptr;
   auto zero = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
   auto value = zero ? dyn_cast<FloatAttr>(zero.getValue()) : nullptr;
   return value && value.getValue().isZero() ? fill : nullptr;
+}
+
+/// \p op's accumulator's zero `linalg.fill`, if it is the product's
+/// previous access of it; null otherwise.
+static linalg::FillOp findZeroFill(linalg::LinalgOp op) {
+  return asZeroFill(findInitializer(op));
+}
+
+/// Whether every operation strictly between \p from and \p to (in one
+/// block) leaves the root \p alone alone and does not write the root
+/// \p unwritten.
+static bool clearBetween(Operation *from, Operation *to, Value alone,
+                         Value unwritten) {
+  for (Operation *op = from->getNextNode(); op != to; op = op->getNextNode())
+    if (!leavesBufferAlone(op, alone) || !leavesBufferUnwritten(op, unwritten))
+      return false;
+  return true;
 }
 
 /// The row vector a 2-d product's accumulator was filled with, if it is
@@ -106,6 +130,267 @@ static linalg::GenericOp findBiasBroadcast(linalg::LinalgOp op) {
        map ==
            AffineMap::get(2, 0, {getAffineConstantExpr(0, ctx), column}, ctx));
   return rowVector ? generic : nullptr;
+}
+
+/// Whether \p generic sums the rows of a 2-d f32 memref X into a 1 x n
+/// one: maps (d0, d1) -> (d0, d1) and (d0, d1) -> (0, d1), iterators
+/// (reduction, parallel), body `out + in`.
+static bool isColumnSum(linalg::GenericOp generic) {
+  if (!generic.hasPureBufferSemantics() || generic.getNumDpsInputs() != 1 ||
+      generic.getNumDpsInits() != 1 || generic.getNumLoops() != 2 ||
+      generic.getIteratorTypesArray() !=
+          SmallVector<utils::IteratorType>{utils::IteratorType::reduction,
+                                           utils::IteratorType::parallel})
+    return false;
+  MLIRContext *ctx = generic.getContext();
+  AffineExpr d1 = getAffineDimExpr(1, ctx);
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  auto out = dyn_cast<MemRefType>(generic.getDpsInits()[0].getType());
+  if (!maps[0].isIdentity() || !out || !out.getElementType().isF32() ||
+      out.getRank() != 2 || out.getDimSize(0) != 1 ||
+      maps[1] != AffineMap::get(2, 0, {getAffineConstantExpr(0, ctx), d1}, ctx))
+    return false;
+  Block &body = generic.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
+  if (body.getOperations().size() != 2 || !add)
+    return false;
+  Value in = body.getArgument(0), acc = body.getArgument(1);
+  return (add.getLhs() == in && add.getRhs() == acc) ||
+         (add.getLhs() == acc && add.getRhs() == in);
+}
+
+namespace {
+/// A bias gradient a product computes as it runs: the column sum and the
+/// zero fill of its vector before it.
+struct BiasGradient {
+  linalg::GenericOp sum;
+  Operation *fill = nullptr;
+};
+} // namespace
+
+/// A weight gradient's bias gradient, when \p op (a 2-d product) can
+/// compute it as it runs (cuBLASLt's BGRADB epilogue: the sums of the rows
+/// of A, over k): A is `memref.transpose` of a 2-d X, and the sum of X's
+/// columns into a zero-filled 1 x M vector (isColumnSum; the fill the
+/// vector's previous access) comes before \p op in its block, with nothing
+/// in between writing X or touching the vector. Looked for before any
+/// product becomes a call (a call's effects are not declared). Empty
+/// otherwise.
+static BiasGradient findBiasGradient(linalg::LinalgOp op, Value a) {
+  auto transpose = a.getDefiningOp<memref::TransposeOp>();
+  if (!transpose || !transpose.getPermutation().isPermutation() ||
+      transpose.getPermutation().isIdentity())
+    return {};
+  Value x = transpose.getIn();
+  for (Operation *user : x.getUsers()) {
+    auto sum = dyn_cast<linalg::GenericOp>(user);
+    if (!sum || sum->getBlock() != op->getBlock() ||
+        !sum->isBeforeInBlock(op) || sum.getDpsInputs()[0] != x ||
+        !isColumnSum(sum))
+      continue;
+    Value vector = sum.getDpsInits()[0];
+    linalg::FillOp fill = asZeroFill(findPreviousWriter(sum, vector));
+    Value vectorRoot = getBufferRoot(vector), xRoot = getBufferRoot(x);
+    if (fill && isDistinctBuffer(vectorRoot) && isDistinctBuffer(xRoot) &&
+        clearBetween(sum, op, vectorRoot, xRoot))
+      return {sum, fill};
+  }
+  return {};
+}
+
+namespace {
+/// A GELU step a product computes as it stores its result (cuBLASLt's
+/// GELU_AUX_BIAS or DGELU epilogue): the elementwise op it replaces, and
+/// the 2-d views, made before the product, of the pre-activation (the
+/// epilogue's auxiliary output or input) and of what the product now
+/// writes.
+struct GeluEpilogue {
+  linalg::GenericOp op;
+  Value preActivation, out;
+};
+} // namespace
+
+/// \p v as a 2-d view like \p like's (its collapse by \p expand's
+/// reassociation, when \p expand made \p like's 3-d or more view of it),
+/// made at \p b; null when not collapsible.
+static Value asMatrix(OpBuilder &b, Value v, memref::ExpandShapeOp expand) {
+  if (!expand)
+    return v;
+  auto type = cast<MemRefType>(v.getType());
+  SmallVector<ReassociationIndices> groups = expand.getReassociationIndices();
+  if (!memref::CollapseShapeOp::isGuaranteedCollapsible(type, groups))
+    return nullptr;
+  return memref::CollapseShapeOp::create(b, v.getLoc(), v, groups);
+}
+
+/// Whether \p c is a row-major 2-d matrix whose rows are a multiple of 8
+/// floats apart (cuBLASLt's condition on an epilogue's auxiliary matrix,
+/// which is laid out as C).
+static bool isRowMajorMatrix(Value c) {
+  auto type = cast<MemRefType>(c.getType());
+  return type.getRank() == 2 && type.getLayout().isIdentity() &&
+         !type.isDynamicDim(1) && type.getDimSize(1) % 8 == 0;
+}
+
+/// \p c and the views of it an elementwise op over more dimensions reads.
+static SmallVector<Value> matrixViews(Value c) {
+  SmallVector<Value> views{c};
+  for (Operation *user : c.getUsers())
+    if (auto expand = dyn_cast<memref::ExpandShapeOp>(user))
+      views.push_back(expand.getResult());
+  return views;
+}
+
+/// Whether \p v is defined before \p op, after moving its allocation
+/// (operand-free, in \p op's block) there if it was not.
+static bool dominateOrHoist(Value v, Operation *op, DominanceInfo &dom) {
+  if (dom.properlyDominates(v, op))
+    return true;
+  auto alloc = v.getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc->getNumOperands() != 0 ||
+      alloc->getBlock() != op->getBlock())
+    return false;
+  alloc->moveBefore(op);
+  return true;
+}
+
+/// Whether the 2-d views \p made (of \p of) exist and are shaped and typed
+/// as \p c; if not, the views made for the purpose are erased.
+static bool sameMatrix(Value c, ArrayRef<Value> made, ArrayRef<Value> of) {
+  bool same = llvm::all_of(
+      made, [&](Value v) { return v && v.getType() == c.getType(); });
+  if (!same)
+    for (auto [v, original] : llvm::zip(made, of))
+      if (v && v != original)
+        v.getDefiningOp()->erase();
+  return same;
+}
+
+/// Whether every use of the allocation \p root, through views, is one of
+/// \p ops or a deallocation.
+static bool onlyUsedBy(Value root, ArrayRef<Operation *> ops) {
+  SmallVector<Value> work{root};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (llvm::is_contained(ops, user) || isa<memref::DeallocOp>(user))
+        continue;
+      auto view = dyn_cast<ViewLikeOpInterface>(user);
+      if (!view || view.getViewSource() != v)
+        return false;
+      work.push_back(view->getResult(0));
+    }
+  }
+  return true;
+}
+
+/// A GELU's backward step \p op (a 2-d product into zeros, C = dH, filled
+/// by \p fill) can take as cuBLASLt's DGELU epilogue: C is a fresh
+/// allocation that only the fill, the product and one elementwise op use
+/// (and frees), that op multiplies
+/// C (or its expansion) by the GELU's derivative at a pre-activation U
+/// (computesGeluGradient, identity maps) into dU, and nothing between the
+/// two touches dU or writes U. Then the product writes dU itself. Empty
+/// otherwise.
+static GeluEpilogue findGeluGradient(linalg::LinalgOp op, Operation *fill,
+                                     DominanceInfo &dom) {
+  Value c = op.getDpsInits()[0];
+  Value root = getBufferRoot(c);
+  if (!root.getDefiningOp<memref::AllocOp>() || !isRowMajorMatrix(c))
+    return {};
+  for (Value view : matrixViews(c))
+    for (Operation *user : view.getUsers()) {
+      auto generic = dyn_cast<linalg::GenericOp>(user);
+      unsigned grad = 0;
+      if (!generic || generic->getBlock() != op->getBlock() ||
+          !op->isBeforeInBlock(generic) || !generic.hasPureBufferSemantics() ||
+          generic.getNumDpsInputs() != 2 || generic.getNumDpsInits() != 1 ||
+          generic.getNumParallelLoops() != generic.getNumLoops() ||
+          !llvm::all_of(generic.getIndexingMapsArray(),
+                        [](AffineMap m) { return m.isIdentity(); }) ||
+          generic.getDpsInputs()[0] == generic.getDpsInputs()[1] ||
+          !computesGeluGradient(generic.getRegion().front(), grad) ||
+          generic.getDpsInputs()[grad] != view ||
+          !onlyUsedBy(root, {fill, op, generic}))
+        continue;
+      Value u = generic.getDpsInputs()[1 - grad];
+      Value du = generic.getDpsInits()[0];
+      Value uRoot = getBufferRoot(u), duRoot = getBufferRoot(du);
+      if (!isDistinctBuffer(uRoot) || !isDistinctBuffer(duRoot) ||
+          duRoot == uRoot || duRoot == root || uRoot == root)
+        continue;
+      if (!dominateOrHoist(du, op, dom) || !dom.properlyDominates(u, op) ||
+          !clearBetween(op, generic, duRoot, uRoot))
+        continue;
+      OpBuilder b(op);
+      auto expand = view.getDefiningOp<memref::ExpandShapeOp>();
+      Value u2 = asMatrix(b, u, expand), du2 = asMatrix(b, du, expand);
+      if (!sameMatrix(c, {u2, du2}, {u, du}))
+        continue;
+      return {generic, u2, du2};
+    }
+  return {};
+}
+
+/// A GELU after a linear layer \p op (a 2-d product in the `_bias` form, C
+/// = U, a fresh buffer) can take as cuBLASLt's GELU_AUX_BIAS epilogue: an
+/// elementwise op computes the GELU of C (or its expansion; computesGelu,
+/// identity maps) into H, and nothing between the two touches H or
+/// writes U. Then the product writes H, and U as the epilogue's auxiliary
+/// output (kept for the backward pass). Empty otherwise.
+static GeluEpilogue findGeluForward(linalg::LinalgOp op, DominanceInfo &dom) {
+  Value c = op.getDpsInits()[0];
+  if (getBufferRoot(c) != c || !isDistinctBuffer(c) || !isRowMajorMatrix(c))
+    return {};
+  for (Value view : matrixViews(c))
+    for (Operation *user : view.getUsers()) {
+      auto generic = dyn_cast<linalg::GenericOp>(user);
+      if (!generic || generic->getBlock() != op->getBlock() ||
+          !op->isBeforeInBlock(generic) || !generic.hasPureBufferSemantics() ||
+          generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+          generic.getNumParallelLoops() != generic.getNumLoops() ||
+          !llvm::all_of(generic.getIndexingMapsArray(),
+                        [](AffineMap m) { return m.isIdentity(); }) ||
+          generic.getDpsInputs()[0] != view ||
+          !computesGelu(generic.getRegion().front()))
+        continue;
+      Value h = generic.getDpsInits()[0];
+      Value hRoot = getBufferRoot(h);
+      if (!isDistinctBuffer(hRoot) || hRoot == c ||
+          !dominateOrHoist(h, op, dom) || !clearBetween(op, generic, hRoot, c))
+        continue;
+      OpBuilder b(op);
+      Value h2 = asMatrix(b, h, view.getDefiningOp<memref::ExpandShapeOp>());
+      if (!sameMatrix(c, {h2}, {h}))
+        continue;
+      return {generic, c, h2};
+    }
+  return {};
+}
+
+/// Erases the allocation \p root once nothing but views and deallocations
+/// use it.
+static void eraseIfOnlyFreed(Value root) {
+  SmallVector<Operation *> ops;
+  SmallVector<Value> work{root};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (isa<memref::DeallocOp>(user)) {
+        ops.push_back(user);
+        continue;
+      }
+      auto view = dyn_cast<ViewLikeOpInterface>(user);
+      if (!view || view.getViewSource() != v)
+        return;
+      ops.push_back(user);
+      work.push_back(view->getResult(0));
+    }
+  }
+  for (Operation *op : llvm::reverse(ops))
+    op->erase();
+  root.getDefiningOp()->erase();
 }
 
 /// The views of a `linalg.contract` over (b0, b1, m, n, k) on rank-4
@@ -168,7 +453,9 @@ static SmallVector<Value> getBatch2Views(linalg::ContractOp op) {
 /// call of \p callee's form for its layout.
 static bool replace(ModuleOp module, linalg::LinalgOp op, ValueRange operands,
                     StringRef callee, int64_t rank, int64_t &site,
-                    bool overwriteZeros, bool fuseBias, bool triangular) {
+                    bool overwriteZeros, bool fuseBias,
+                    BiasGradient biasGradient, DominanceInfo *geluEpilogues,
+                    bool triangular) {
   if (!op.hasPureBufferSemantics())
     return false;
   SmallVector<MemRefType> types;
@@ -192,28 +479,42 @@ static bool replace(ModuleOp module, linalg::LinalgOp op, ValueRange operands,
     triangle = {};
   Operation *initializer = nullptr;
   StringRef form;
-  if (overwriteZeros && (initializer = findZeroFill(op)))
-    form = "_set";
-  else if (fuseBias && !triangle && rank == 2 &&
-           (initializer = findBiasBroadcast(op)))
+  if (overwriteZeros && (initializer = findZeroFill(op))) {
+    form = biasGradient.sum && !triangle && rank == 2 ? "_set_bgrad" : "_set";
+  } else if (fuseBias && !triangle && rank == 2 &&
+             (initializer = findBiasBroadcast(op)))
     form = "_bias";
+  GeluEpilogue gelu;
+  if (form == "_set" && geluEpilogues && !triangle && rank == 2 &&
+      (gelu = findGeluGradient(op, initializer, *geluEpilogues)).op)
+    form = "_set_dgelu";
+  else if (form == "_bias" && geluEpilogues &&
+           (gelu = findGeluForward(op, *geluEpilogues)).op)
+    form = "_bias_gelu";
   std::string name = (callee + (triangle ? "_tri" : "") + form +
                       (input.isBF16() ? "_bf16" : ""))
                          .str();
-  func::FuncOp fn =
-      declare(module, name, rank, input, form == "_bias", bool(triangle));
+  bool vectorArg =
+      form == "_bias" || form == "_bias_gelu" || form == "_set_bgrad";
+  func::FuncOp fn = declare(module, name, rank, input, vectorArg,
+                            bool(triangle), /*aux=*/bool(gelu.op));
   OpBuilder b(op);
   SmallVector<Value> args{arith::ConstantIntOp::create(b, op.getLoc(), site++,
                                                        /*width=*/64)};
   SmallVector<Value> views(operands);
-  if (form == "_bias")
+  Value cRoot = getBufferRoot(views[2]);
+  if (gelu.op)
+    views[2] = gelu.out;
+  if (form.starts_with("_bias"))
     views.push_back(initializer->getOperand(0));
+  if (form == "_set_bgrad")
+    views.push_back(biasGradient.sum.getDpsInits()[0]);
   for (Value v : views) {
     auto meta = memref::ExtractStridedMetadataOp::create(b, op.getLoc(), v);
     args.push_back(meta.getBaseBuffer());
     args.push_back(meta.getOffset());
-    // The bias: its length and stride only.
-    if (v == views.back() && form == "_bias") {
+    // The bias (or its gradient): its length and stride only.
+    if (v == views.back() && vectorArg) {
       args.push_back(meta.getSizes().back());
       args.push_back(meta.getStrides().back());
       continue;
@@ -224,15 +525,33 @@ static bool replace(ModuleOp module, linalg::LinalgOp op, ValueRange operands,
   if (triangle)
     for (int64_t v : triangle.asArrayRef())
       args.push_back(arith::ConstantIntOp::create(b, op.getLoc(), v, 64));
+  if (gelu.op) {
+    auto meta = memref::ExtractStridedMetadataOp::create(b, op.getLoc(),
+                                                         gelu.preActivation);
+    args.push_back(meta.getBaseBuffer());
+    args.push_back(meta.getOffset());
+    llvm::append_range(args, meta.getSizes());
+    llvm::append_range(args, meta.getStrides());
+  }
   func::CallOp::create(b, op.getLoc(), fn, args);
   op.erase();
   if (initializer)
     initializer->erase();
+  if (form == "_set_bgrad") {
+    biasGradient.sum.erase();
+    biasGradient.fill->erase();
+  }
+  if (gelu.op)
+    gelu.op.erase();
+  // dH is read by nothing now.
+  if (form == "_set_dgelu")
+    eraseIfOnlyFreed(cRoot);
   return true;
 }
 
 void mlir::mix::convertMatmulsToLibraryCalls(ModuleOp module, StringRef prefix,
                                              bool overwriteZeros, bool fuseBias,
+                                             bool fuseBiasGrad, bool fuseGelu,
                                              bool triangular) {
   SmallVector<linalg::MatmulOp> matmuls;
   SmallVector<linalg::BatchMatmulOp> batched;
@@ -240,20 +559,35 @@ void mlir::mix::convertMatmulsToLibraryCalls(ModuleOp module, StringRef prefix,
   module.walk([&](linalg::MatmulOp op) { matmuls.push_back(op); });
   module.walk([&](linalg::BatchMatmulOp op) { batched.push_back(op); });
   module.walk([&](linalg::ContractOp op) { contracts.push_back(op); });
+  // Each sum to at most one product.
+  DenseMap<Operation *, BiasGradient> biasGradients;
+  if (fuseBiasGrad) {
+    SmallPtrSet<Operation *, 8> taken;
+    for (linalg::MatmulOp op : matmuls) {
+      BiasGradient g = findBiasGradient(op, op.getDpsInputs()[0]);
+      if (g.sum && taken.insert(g.sum).second)
+        biasGradients[op] = g;
+    }
+  }
+  // A product's GELU gradient comes after it, where the products are still
+  // linalg ops (their effects declared) when it is looked for.
+  DominanceInfo dominance(module);
+  DominanceInfo *geluEpilogues = fuseGelu ? &dominance : nullptr;
   int64_t site = 0;
   for (linalg::MatmulOp op : matmuls)
     replace(module, op, op->getOperands(), (prefix + "matmul").str(), 2, site,
-            overwriteZeros, fuseBias, triangular);
+            overwriteZeros, fuseBias, biasGradients.lookup(op), geluEpilogues,
+            triangular);
   for (linalg::BatchMatmulOp op : batched)
     replace(module, op, op->getOperands(), (prefix + "batch_matmul").str(), 3,
-            site, overwriteZeros, fuseBias, triangular);
+            site, overwriteZeros, fuseBias, {}, nullptr, triangular);
   // Two batch dimensions (mix-head-products).
   for (linalg::ContractOp op : contracts) {
     SmallVector<Value> views = getBatch2Views(op);
     if (views.empty())
       continue;
     if (replace(module, op, views, (prefix + "batch2_matmul").str(), 4, site,
-                overwriteZeros, fuseBias, triangular))
+                overwriteZeros, fuseBias, {}, nullptr, triangular))
       continue;
     // The views made for a product that stays are dead.
     for (Value v : views)
@@ -269,7 +603,7 @@ struct MixMatmulsToLibraryCallsPass
   using Base::Base;
   void runOnOperation() override {
     convertMatmulsToLibraryCalls(getOperation(), prefix, overwriteZeros,
-                                 fuseBias, triangular);
+                                 fuseBias, fuseBiasGrad, fuseGelu, triangular);
   }
 };
 } // namespace

@@ -213,13 +213,17 @@ void mlir::mix::buildCPUCodegenPipeline(
 
 void mlir::mix::buildCUDAKernelsPipeline(
     OpPassManager &pm, const CUDACodegenPipelineOptions &options) {
-  // Products into zeros overwrite them (beta 0), and a linear layer's bias
-  // rides on its product (cuBLASLt's BIAS epilogue): no fill or broadcast
-  // launch, and no read of C.
+  // Products into zeros overwrite them (beta 0), a linear layer's bias
+  // rides on its product (cuBLASLt's BIAS epilogue) and its gradient on the
+  // weight gradient's (BGRADB), the GELU's backward step on the product
+  // before it (DGELU): no fill, broadcast, column-sum or GELU-gradient
+  // launches, and no read of C.
   MixMatmulsToLibraryCallsPassOptions matmuls;
   matmuls.prefix = MIXRT_CUDA_MATMUL_PREFIX;
   matmuls.overwriteZeros = true;
   matmuls.fuseBias = true;
+  matmuls.fuseBiasGrad = true;
+  matmuls.fuseGelu = true;
   pm.addPass(createMixMatmulsToLibraryCallsPass(matmuls));
   pm.addPass(createMixMemoryToDevicePass());
   MixFlashAttentionKernelsPassOptions attention;

@@ -20,7 +20,14 @@
  * accumulates in place).
  * With the BIAS epilogue, D = alpha op(A) op(B) + beta C + bias, the bias
  * one float per row of D (the pointer the descriptor holds, read from
- * device memory).
+ * device memory). With BGRADB (unbatched products), the same pointer's
+ * n floats get the sums over k of op(B)'s columns, a bias gradient: of the
+ * operand as the tensor cores read it (rounded), added in float in order
+ * of k. With DGELU, D = (alpha op(A) op(B) + beta C) gelu'(X), X the
+ * auxiliary matrix (EPILOGUE_AUX_POINTER, m x n with EPILOGUE_AUX_LD) and
+ * gelu' the derivative of 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))),
+ * computed in float. With GELU_AUX_BIAS, X = alpha op(A) op(B) + beta C +
+ * bias is written to the auxiliary matrix and D = gelu(X).
  * The descriptors hold what the support code sets (the transposes, the
  * epilogue and its bias, a layout's batch count and stride, the workspace
  * limit); any other attribute is CUBLAS_STATUS_NOT_SUPPORTED, so that a
@@ -39,6 +46,7 @@
 
 #include <cublasLt.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,8 +59,11 @@ struct cublasLtContext {
 struct cublasLtMatmulDescOpaque_t {
   cublasComputeType_t compute;
   cublasOperation_t trans[2]; /* A's, B's */
-  uint32_t epilogue;          /* CUBLASLT_EPILOGUE_DEFAULT or _BIAS */
-  const float *bias;          /* the BIAS epilogue's row */
+  uint32_t epilogue; /* CUBLASLT_EPILOGUE_DEFAULT, _BIAS, _BGRADB, _DGELU,
+                        _GELU_AUX_BIAS */
+  const float *bias; /* the row BIAS adds, or where BGRADB writes */
+  const float *aux;  /* the pre-activation DGELU reads, GELU_AUX_BIAS writes */
+  int64_t auxLd;
 };
 
 struct cublasLtMatrixLayoutOpaque_t {
@@ -187,10 +198,13 @@ cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t matmulDesc,
                       "bytes") != CUBLAS_STATUS_SUCCESS)
       return CUBLAS_STATUS_INVALID_VALUE;
     if (epilogue != CUBLASLT_EPILOGUE_DEFAULT &&
-        epilogue != CUBLASLT_EPILOGUE_BIAS)
+        epilogue != CUBLASLT_EPILOGUE_BIAS &&
+        epilogue != CUBLASLT_EPILOGUE_BGRADB &&
+        epilogue != CUBLASLT_EPILOGUE_DGELU &&
+        epilogue != CUBLASLT_EPILOGUE_GELU_AUX_BIAS)
       return fail(CUBLAS_STATUS_NOT_SUPPORTED,
-                  "cublasLtMatmulDescSetAttribute: only the DEFAULT and BIAS "
-                  "epilogues are emulated");
+                  "cublasLtMatmulDescSetAttribute: only the DEFAULT, BIAS, "
+                  "BGRADB, DGELU and GELU_AUX_BIAS epilogues are emulated");
     matmulDesc->epilogue = epilogue;
     return CUBLAS_STATUS_SUCCESS;
   }
@@ -199,11 +213,22 @@ cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t matmulDesc,
                          sizeof matmulDesc->bias,
                          "cublasLtMatmulDescSetAttribute: BIAS_POINTER is a "
                          "pointer");
+  if (attr == CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER)
+    return readAttribute(buf, sizeInBytes, &matmulDesc->aux,
+                         sizeof matmulDesc->aux,
+                         "cublasLtMatmulDescSetAttribute: EPILOGUE_AUX_POINTER "
+                         "is a pointer");
+  if (attr == CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD)
+    return readAttribute(buf, sizeInBytes, &matmulDesc->auxLd,
+                         sizeof matmulDesc->auxLd,
+                         "cublasLtMatmulDescSetAttribute: EPILOGUE_AUX_LD is "
+                         "an int64_t");
   if (attr != CUBLASLT_MATMUL_DESC_TRANSA &&
       attr != CUBLASLT_MATMUL_DESC_TRANSB)
     return fail(CUBLAS_STATUS_NOT_SUPPORTED,
                 "cublasLtMatmulDescSetAttribute: only TRANSA, TRANSB, "
-                "EPILOGUE and BIAS_POINTER are emulated");
+                "EPILOGUE, BIAS_POINTER, EPILOGUE_AUX_POINTER and "
+                "EPILOGUE_AUX_LD are emulated");
   int32_t op;
   if (readAttribute(buf, sizeInBytes, &op, sizeof op,
                     "cublasLtMatmulDescSetAttribute: a transpose is 4 "
@@ -432,11 +457,11 @@ static int operandInRange(char which, const void *p, cublasLtMatrixLayout_t l) {
   return 0;
 }
 
-/* Whether the BIAS epilogue's `rows` floats lie in one allocation; if not,
-   faults the context as operandInRange does. */
-static int biasInRange(const float *bias, uint64_t rows) {
+/* Whether the BIAS or BGRADB epilogue's `rows` floats lie in one
+   allocation; if not, faults the context as operandInRange does. */
+static int biasInRange(const float *bias, uint64_t rows, const char *name) {
   char what[96];
-  snprintf(what, sizeof what, "cublasLtMatmul: the bias (%llu floats)",
+  snprintf(what, sizeof what, "cublasLtMatmul: the %s (%llu floats)", name,
            (unsigned long long)rows);
   if (mixemuCheckRange((uintptr_t)bias, rows * sizeof(float), what) ==
       CUDA_SUCCESS)
@@ -445,6 +470,20 @@ static int biasInRange(const float *bias, uint64_t rows) {
   snprintf(message, sizeof message, "%s", mixemu_last_error());
   mixemuSetSticky(CUDA_ERROR_ILLEGAL_ADDRESS, message);
   return 0;
+}
+
+/* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), in float. */
+static float gelu(float x) {
+  const float c = 0.7978845608f, a = 0.044715f;
+  return 0.5f * x * (1.0f + tanhf(c * (x + a * x * x * x)));
+}
+
+/* d/dx of 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), in float. */
+static float geluDerivative(float x) {
+  const float c = 0.7978845608f, a = 0.044715f;
+  float t = tanhf(c * (x + a * x * x * x));
+  return 0.5f * (1.0f + t) +
+         0.5f * x * (1.0f - t * t) * c * (1.0f + 3.0f * a * x * x);
 }
 
 static cublasStatus_t
@@ -481,16 +520,49 @@ emuMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
   if (b != 0.0f && !C)
     return fail(CUBLAS_STATUS_INVALID_VALUE,
                 "cublasLtMatmul: beta is not zero and C is null");
-  const float *bias = NULL;
-  if (computeDesc->epilogue == CUBLASLT_EPILOGUE_BIAS) {
-    if (!computeDesc->bias)
-      return fail(CUBLAS_STATUS_INVALID_VALUE,
-                  "cublasLtMatmul: the BIAS epilogue without a bias pointer");
-    bias = computeDesc->bias;
+  /* The epilogue's operands: a bias row (BIAS, GELU_AUX_BIAS), where the
+     bias gradient goes (BGRADB), the pre-activation (DGELU reads it,
+     GELU_AUX_BIAS writes it). */
+  uint32_t epilogue = computeDesc->epilogue;
+  int addsBias = epilogue == CUBLASLT_EPILOGUE_BIAS ||
+                 epilogue == CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+  int sumsB = epilogue == CUBLASLT_EPILOGUE_BGRADB;
+  int geluAux = epilogue == CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+  int usesAux = geluAux || epilogue == CUBLASLT_EPILOGUE_DGELU;
+  const char *name = epilogue == CUBLASLT_EPILOGUE_BIAS    ? "BIAS"
+                     : sumsB                               ? "BGRADB"
+                     : geluAux                             ? "GELU_AUX_BIAS"
+                     : epilogue == CUBLASLT_EPILOGUE_DGELU ? "DGELU"
+                                                           : "DEFAULT";
+  char why[160];
+  if ((addsBias || sumsB) && !computeDesc->bias) {
+    snprintf(why, sizeof why,
+             "cublasLtMatmul: the %s epilogue without a bias pointer", name);
+    return fail(CUBLAS_STATUS_INVALID_VALUE, why);
   }
+  int64_t auxLd = computeDesc->auxLd;
+  if (usesAux && (!computeDesc->aux || auxLd < (int64_t)s.m || auxLd % 8)) {
+    snprintf(why, sizeof why,
+             "cublasLtMatmul: the %s epilogue without an EPILOGUE_AUX_POINTER, "
+             "or its EPILOGUE_AUX_LD below D's rows or not a multiple of 8",
+             name);
+    return fail(CUBLAS_STATUS_INVALID_VALUE, why);
+  }
+  if ((sumsB || usesAux) && s.batch != 1) {
+    snprintf(why, sizeof why,
+             "cublasLtMatmul: %s of a batched product is not emulated", name);
+    return fail(CUBLAS_STATUS_NOT_SUPPORTED, why);
+  }
+  const float *bias = addsBias ? computeDesc->bias : NULL;
+  float *biasGrad = sumsB ? (float *)(uintptr_t)computeDesc->bias : NULL;
+  float *aux = usesAux ? (float *)(uintptr_t)computeDesc->aux : NULL;
   if (!operandInRange('A', A, Adesc) || !operandInRange('B', B, Bdesc) ||
       (b != 0.0f && !operandInRange('C', C, Cdesc)) ||
-      !operandInRange('D', D, Ddesc) || (bias && !biasInRange(bias, s.m)))
+      !operandInRange('D', D, Ddesc) ||
+      (bias && !biasInRange(bias, s.m, "bias")) ||
+      (biasGrad && !biasInRange(biasGrad, s.n, "bias gradient")) ||
+      (aux && !biasInRange(aux, ((uint64_t)s.n - 1) * (uint64_t)auxLd + s.m,
+                           "pre-activation")))
     return CUBLAS_STATUS_SUCCESS;
   if (mixemuCountOnly()) { /* checked, counted, not computed */
     ++mixemuProfileCounters.matmuls;
@@ -525,6 +597,13 @@ emuMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
       for (uint64_t p = 0; p < s.k; ++p)
         rb[j * s.k + p] = roundAs(s.rounding, tb ? pb[j + p * Bdesc->ld]
                                                  : pb[p + j * Bdesc->ld]);
+    if (biasGrad)
+      for (uint64_t j = 0; j < s.n; ++j) {
+        float sum = 0.0f;
+        for (uint64_t p = 0; p < s.k; ++p)
+          sum += rb[j * s.k + p];
+        biasGrad[j] = sum;
+      }
     for (uint64_t j = 0; j < s.n; ++j)
       for (uint64_t i = 0; i < s.m; ++i) {
         const float *x = ra + i * s.k, *y = rb + j * s.k;
@@ -536,6 +615,12 @@ emuMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
           result += b * pc[i + j * Cdesc->ld];
         if (bias)
           result += bias[i];
+        if (geluAux) {
+          aux[i + j * auxLd] = result;
+          result = gelu(result);
+        } else if (aux) {
+          result *= geluDerivative(aux[i + j * auxLd]);
+        }
         pd[i + j * Ddesc->ld] = result;
       }
   }

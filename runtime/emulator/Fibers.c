@@ -497,20 +497,32 @@ static float tf32Bits(float x) {
   return x;
 }
 
-void mixemu_mma_m16n8k8_tf32(const char *site, const float *a, const float *b,
-                             float *cd) {
+/* The floats a lane gives to a warp's product: 4 of A, 2 of B. */
+enum { kGiven = 6 };
+
+/* Gives the lane's 4 A and 2 B floats, each through `read` (what the tensor
+   cores read of them), and gets every lane's at `all` (kGiven a lane).
+   Returns the lane. */
+static int exchangeOperands(const char *site, const float *a, const float *b,
+                            float (*read)(float), float *all) {
   Fiber *f = block.current;
   if (!f)
     notOnFiber("a tensor-core product");
-  enum { kGiven = 6 };
-  float give[kGiven], all[kWarpSize * kGiven];
+  float give[kGiven];
   for (int i = 0; i < 4; ++i)
-    give[i] = tf32Bits(a[i]);
+    give[i] = read(a[i]);
   for (int i = 0; i < 2; ++i)
-    give[4 + i] = tf32Bits(b[i]);
+    give[4 + i] = read(b[i]);
   mixemu_exchange(site, give, kGiven, all);
   /* Fibers are indexed by the thread's linear id. */
-  int lane = (int)((f - block.fibers) % kWarpSize), g = lane / 4, t = lane % 4;
+  return (int)((f - block.fibers) % kWarpSize);
+}
+
+void mixemu_mma_m16n8k8_tf32(const char *site, const float *a, const float *b,
+                             float *cd) {
+  float all[kWarpSize * kGiven];
+  int lane = exchangeOperands(site, a, b, tf32Bits, all);
+  int g = lane / 4, t = lane % 4;
   for (int v = 0; v < 4; ++v) {
     float acc = cd[v];
     for (int k = 0; k < 8; ++k) {
@@ -518,6 +530,45 @@ void mixemu_mma_m16n8k8_tf32(const char *site, const float *a, const float *b,
          B[k][2 t + v % 2]: lane 4 (2 t + v % 2) + k % 4's b[k / 4]. */
       float x = all[(4 * g + k % 4) * kGiven + v / 2 + 2 * (k / 4)];
       float y = all[(8 * t + 4 * (v % 2) + k % 4) * kGiven + 4 + k / 4];
+      float product = x * y;
+      acc = acc + product;
+    }
+    cd[v] = acc;
+  }
+}
+
+/* The bf16 in half `half` (0: the low 16 bits) of the register whose bits
+   `reg` holds, as a float (exactly). */
+static float bf16Half(float reg, int half) {
+  uint32_t bits;
+  memcpy(&bits, &reg, sizeof bits);
+  bits = half ? bits & 0xffff0000u : bits << 16;
+  float x;
+  memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
+/* A register's bits, as given (copies of a float keep them). */
+static float registerBits(float x) { return x; }
+
+void mixemu_mma_m16n8k16_bf16(const char *site, const float *a, const float *b,
+                              float *cd) {
+  float all[kWarpSize * kGiven];
+  int lane = exchangeOperands(site, a, b, registerBits, all);
+  int g = lane / 4, t = lane % 4;
+  for (int v = 0; v < 4; ++v) {
+    float acc = cd[v];
+    for (int k = 0; k < 16; ++k) {
+      /* A[g + 8 (v / 2)][k]: lane 4 g + (k % 8) / 2's element
+         4 (k / 8) + 2 (v / 2) + k % 2, half k % 2 of its register
+         2 (k / 8) + v / 2; B[k][2 t + v % 2]: lane 4 (2 t + v % 2) +
+         (k % 8) / 2's element 2 (k / 8) + k % 2, half k % 2 of its register
+         k / 8. */
+      float x = bf16Half(
+          all[(4 * g + (k % 8) / 2) * kGiven + 2 * (k / 8) + v / 2], k % 2);
+      float y = bf16Half(
+          all[(8 * t + 4 * (v % 2) + (k % 8) / 2) * kGiven + 4 + k / 8], k % 2);
+      /* Exact: two 8-bit significands. */
       float product = x * y;
       acc = acc + product;
     }

@@ -416,8 +416,8 @@ static void profileCopy(int kind, uint64_t bytes) {
 }
 
 /* A product of site `site`: C[M,N] (+)= A[M,K] B[K,N], `batch` times;
-   `readsC`: it accumulates into C; `bias`: the length of the bias row it
-   adds (0: none). */
+   `readsC`: it accumulates into C; `bias`: the floats its epilogue moves
+   besides (a bias row, a bias gradient, a pre-activation; 0: none). */
 static void profileProduct(int64_t site, int64_t batch, int64_t m, int64_t n,
                            int64_t k, int readsC, int64_t bias) {
   if (site >= siteCountCapacity) {
@@ -695,11 +695,23 @@ void mgpuSetDefaultDevice(int32_t device) { (void)device; }
 
 /* ---- Matrix products through cuBLASLt ---------------------------------- */
 
-
 /* What a product does with C: accumulates into it (beta 1), overwrites it
-   (beta 0: the support code's _set forms) or overwrites it with a bias row
-   added (beta 0 and cuBLASLt's BIAS epilogue: _bias). */
-typedef enum { kAccumulate, kOverwrite, kAddBias } Form;
+   (beta 0: the support code's _set forms), overwrites it with a bias row
+   added (beta 0 and cuBLASLt's BIAS epilogue: _bias), or overwrites it and
+   writes the sums of A's rows, a bias gradient (beta 0 and cuBLASLt's
+   BGRADB epilogue: _set_bgrad), or overwrites it with the product times
+   the GELU's derivative at a pre-activation (beta 0 and the DGELU
+   epilogue: _set_dgelu), or overwrites it with the GELU of the product plus
+   a bias row, writing that sum to an auxiliary matrix (beta 0 and the
+   GELU_AUX_BIAS epilogue: _bias_gelu). */
+typedef enum {
+  kAccumulate,
+  kOverwrite,
+  kAddBias,
+  kBiasGrad,
+  kGeluGrad,
+  kBiasGelu
+} Form;
 
 typedef struct {
   int ready;
@@ -757,21 +769,34 @@ static int setupLt(void) {
   return 1;
 }
 
-/* Points `s`'s BIAS epilogue at `bias`. */
-static int setBias(Site *s, const float *bias) {
-  return checkBlas(cublasLtMatmulDescSetAttribute(
-                       s->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-                       sizeof bias),
-                   "BIAS_POINTER");
+/* Points `s`'s epilogue at its vector `bias` (BIAS, BGRADB,
+   GELU_AUX_BIAS) and its auxiliary matrix `aux` (DGELU, GELU_AUX_BIAS). */
+static int setEpilogueOperands(Site *s, const float *bias, const float *aux) {
+  if (bias && !checkBlas(cublasLtMatmulDescSetAttribute(
+                             s->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                             sizeof bias),
+                         "BIAS_POINTER"))
+    return 0;
+  return !aux ||
+         checkBlas(cublasLtMatmulDescSetAttribute(
+                       s->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux,
+                       sizeof aux),
+                   "EPILOGUE_AUX_POINTER");
 }
 
 /* C[M,N] (+)= A[M,K] B[K,N] over `batch` products, as C^T = B^T A^T in
    cuBLASLt's column-major terms (C must be row-contiguous); with kAddBias,
    `bias` is the contiguous row of N floats added to every row of C (the
-   bias of C^T's rows, as the BIAS epilogue takes it). */
-static void matmul(int64_t site, Form form, const float *bias, int64_t batch,
-                   float *a, int64_t M, int64_t K, int64_t sa0, int64_t sa1,
-                   int64_t sab, float *b, int64_t sb0, int64_t sb1,
+   bias of C^T's rows, as the BIAS epilogue takes it); with kBiasGrad, the
+   M floats at `bias` get the sums of A's rows (cuBLASLt's B is A^T: BGRADB
+   sums it over k, one sum for each of C^T's columns); with kGeluGrad,
+   `aux` is the pre-activation, laid out as C (DGELU's auxiliary input,
+   C^T column-major with C's leading dimension); with kBiasGelu, `bias` is
+   the row added and `aux`, laid out as C, gets the sum before the GELU
+   (GELU_AUX_BIAS's auxiliary output). */
+static void matmul(int64_t site, Form form, const float *bias, const float *aux,
+                   int64_t batch, float *a, int64_t M, int64_t K, int64_t sa0,
+                   int64_t sa1, int64_t sab, float *b, int64_t sb0, int64_t sb1,
                    int64_t sbb, int64_t N, float *c, int64_t sc0, int64_t sc1,
                    int64_t scb) {
   if (failed() || !setupLt())
@@ -800,7 +825,12 @@ static void matmul(int64_t site, Form form, const float *bias, int64_t batch,
     cublasOperation_t ta = opA.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasOperation_t tb = opB.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
     int64_t ldc = sc0 > N ? sc0 : N;
-    const uint32_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    const uint32_t epilogue = form == kBiasGrad   ? CUBLASLT_EPILOGUE_BGRADB
+                              : form == kGeluGrad ? CUBLASLT_EPILOGUE_DGELU
+                              : form == kBiasGelu
+                                  ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS
+                                  : CUBLASLT_EPILOGUE_BIAS;
+    int epilogued = form != kAccumulate && form != kOverwrite;
     s->form = form;
     if (!checkBlas(cublasLtMatmulDescCreate(&s->desc, MIXRT_MATMUL_COMPUTE,
                                             CUDA_R_32F),
@@ -811,11 +841,10 @@ static void matmul(int64_t site, Form form, const float *bias, int64_t batch,
         !checkBlas(cublasLtMatmulDescSetAttribute(
                        s->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb),
                    "TRANSB") ||
-        (form == kAddBias &&
-         !checkBlas(cublasLtMatmulDescSetAttribute(
-                        s->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
-                        sizeof epilogue),
-                    "EPILOGUE")) ||
+        (epilogued && !checkBlas(cublasLtMatmulDescSetAttribute(
+                                     s->desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                     &epilogue, sizeof epilogue),
+                                 "EPILOGUE")) ||
         !checkBlas(cublasLtMatrixLayoutCreate(&s->a, CUDA_R_32F, opA.rows,
                                               opA.cols, opA.ld),
                    "layout A") ||
@@ -842,7 +871,12 @@ static void matmul(int64_t site, Form form, const float *bias, int64_t batch,
                        "batch stride"))
           return;
     }
-    if (form == kAddBias && !setBias(s, bias))
+    if (aux && !checkBlas(cublasLtMatmulDescSetAttribute(
+                              s->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
+                              &ldc, sizeof ldc),
+                          "EPILOGUE_AUX_LD"))
+      return;
+    if (epilogued && !setEpilogueOperands(s, bias, aux))
       return;
     cublasLtMatmulPreference_t pref;
     size_t ws = kWorkspace;
@@ -867,13 +901,19 @@ static void matmul(int64_t site, Form form, const float *bias, int64_t batch,
     setError("mixrt_cuda_matmul", "a call site's products differ in form");
     return;
   }
-  /* The bias may move between calls (the descriptor holds its address). */
-  if (form == kAddBias && !setBias(s, bias))
+  /* The vector and the auxiliary matrix may move between calls (the
+     descriptor holds their addresses). */
+  if (form != kAccumulate && form != kOverwrite &&
+      !setEpilogueOperands(s, bias, aux))
     return;
   const float one = 1.0f, zero = 0.0f;
   if (profileOn())
     profileProduct(site, batch, M, N, K, form == kAccumulate,
-                   form == kAddBias ? N : 0);
+                   form == kAddBias    ? N
+                   : form == kBiasGrad ? M
+                   : form == kGeluGrad ? M * N
+                   : form == kBiasGelu ? N + M * N
+                                       : 0);
   checkBlas(cublasLtMatmul(lt, s->desc, &one, b, s->a, a, s->b,
                            form == kAccumulate ? &one : &zero, c, s->c, c,
                            s->c, s->haveAlgo ? &s->algo : NULL,
@@ -1138,13 +1178,14 @@ __attribute__((destructor)) static void releaseDevice(void) {
 }
 
 /* The public forms (PackageABI.h): each passes its operands' views to
-   matmul() in one of three forms. */
-static void matmul2(Form form, const float *bias, MIXRT_OPERANDS_2(float)) {
+   matmul() in its form. */
+static void matmul2(Form form, const float *bias, const float *aux,
+                    MIXRT_OPERANDS_2(float)) {
   (void)bk;
   (void)cm;
   (void)cn;
-  matmul(site, form, bias, 1, a + ao, am, ak, as0, as1, 0, b + bo, bs0, bs1,
-         0, bn, c + co, cs0, cs1, 0);
+  matmul(site, form, bias, aux, 1, a + ao, am, ak, as0, as1, 0, b + bo, bs0,
+         bs1, 0, bn, c + co, cs0, cs1, 0);
 }
 
 static void matmul3(Form form, MIXRT_OPERANDS_3(float)) {
@@ -1153,7 +1194,7 @@ static void matmul3(Form form, MIXRT_OPERANDS_3(float)) {
   (void)cb;
   (void)cm;
   (void)cn;
-  matmul(site, form, NULL, ab, a + ao, am, ak, as0, as1, asb, b + bo, bs0,
+  matmul(site, form, NULL, NULL, ab, a + ao, am, ak, as0, as1, asb, b + bo, bs0,
          bs1, bsb, bn, c + co, cs0, cs1, csb);
 }
 
@@ -1169,9 +1210,9 @@ static void matmul4(Form form, MIXRT_OPERANDS_4(float)) {
   (void)cm;
   (void)cn;
   for (int64_t i = 0; i < ab0; ++i)
-    matmul(site, form, NULL, ab1, a + ao + i * asb0, am, ak, as0, as1, asb1,
-           b + bo + i * bsb0, bs0, bs1, bsb1, bn, c + co + i * csb0, cs0, cs1,
-           csb1);
+    matmul(site, form, NULL, NULL, ab1, a + ao + i * asb0, am, ak, as0, as1,
+           asb1, b + bo + i * bsb0, bs0, bs1, bsb1, bn, c + co + i * csb0, cs0,
+           cs1, csb1);
 }
 
 #define MIXRT_FORWARD_2                                                        \
@@ -1185,10 +1226,10 @@ static void matmul4(Form form, MIXRT_OPERANDS_4(float)) {
       bn, bsb0, bsb1, bs0, bs1, c, co, cb0, cb1, cm, cn, csb0, csb1, cs0, cs1
 
 void mixrt_cuda_matmul(MIXRT_OPERANDS_2(float)) {
-  matmul2(kAccumulate, NULL, MIXRT_FORWARD_2);
+  matmul2(kAccumulate, NULL, NULL, MIXRT_FORWARD_2);
 }
 void mixrt_cuda_matmul_set(MIXRT_OPERANDS_2(float)) {
-  matmul2(kOverwrite, NULL, MIXRT_FORWARD_2);
+  matmul2(kOverwrite, NULL, NULL, MIXRT_FORWARD_2);
 }
 void mixrt_cuda_matmul_bias(MIXRT_OPERANDS_2(float), MIXRT_BIAS) {
   if (biass != 1 && biasn != 1) {
@@ -1200,7 +1241,46 @@ void mixrt_cuda_matmul_bias(MIXRT_OPERANDS_2(float), MIXRT_BIAS) {
              "the bias row's length is not the product's columns");
     return;
   }
-  matmul2(kAddBias, bias + biaso, MIXRT_FORWARD_2);
+  matmul2(kAddBias, bias + biaso, NULL, MIXRT_FORWARD_2);
+}
+void mixrt_cuda_matmul_set_bgrad(MIXRT_OPERANDS_2(float), MIXRT_BIAS) {
+  if (biass != 1 && biasn != 1) {
+    setError("mixrt_cuda_matmul_set_bgrad",
+             "the bias gradient is not contiguous");
+    return;
+  }
+  if (biasn != am) {
+    setError("mixrt_cuda_matmul_set_bgrad",
+             "the bias gradient's length is not the product's rows");
+    return;
+  }
+  matmul2(kBiasGrad, bias + biaso, NULL, MIXRT_FORWARD_2);
+}
+void mixrt_cuda_matmul_set_dgelu(MIXRT_OPERANDS_2(float), MIXRT_AUX) {
+  if (auxm != cm || auxn != cn || auxs0 != cs0 || auxs1 != cs1) {
+    setError("mixrt_cuda_matmul_set_dgelu",
+             "the pre-activation is not shaped and laid out as the product");
+    return;
+  }
+  matmul2(kGeluGrad, NULL, aux + auxo, MIXRT_FORWARD_2);
+}
+void mixrt_cuda_matmul_bias_gelu(MIXRT_OPERANDS_2(float), MIXRT_BIAS,
+                                 MIXRT_AUX) {
+  if (biass != 1 && biasn != 1) {
+    setError("mixrt_cuda_matmul_bias_gelu", "the bias row is not contiguous");
+    return;
+  }
+  if (biasn != bn) {
+    setError("mixrt_cuda_matmul_bias_gelu",
+             "the bias row's length is not the product's columns");
+    return;
+  }
+  if (auxm != cm || auxn != cn || auxs0 != cs0 || auxs1 != cs1) {
+    setError("mixrt_cuda_matmul_bias_gelu",
+             "the pre-activation is not shaped and laid out as the product");
+    return;
+  }
+  matmul2(kBiasGelu, bias + biaso, aux + auxo, MIXRT_FORWARD_2);
 }
 void mixrt_cuda_batch_matmul(MIXRT_OPERANDS_3(float)) {
   matmul3(kAccumulate, MIXRT_FORWARD_3);

@@ -18,9 +18,9 @@
 
 namespace mlir::mix {
 
-/// The buffer \p v is a view of, followed through view-like operations and
-/// `memref.extract_strided_metadata`: an allocation or a block argument
-/// where it can be followed there, else the last value reached.
+/// The buffer \p v is a view of, followed through view-like operations,
+/// `memref.transpose` and `memref.extract_strided_metadata`: an allocation or a
+/// block argument where it can be followed there, else the last value reached.
 Value getBufferRoot(Value v);
 
 /// Whether \p root is a buffer of its own, distinct from every other such
@@ -36,6 +36,11 @@ bool isDistinctBuffer(Value root);
 /// among its operands and results: a buffer is reached through a memref
 /// value (the host code holds no other pointers to them at this stage).
 bool leavesBufferAlone(Operation *op, Value root);
+
+/// Like leavesBufferAlone, but \p op may read \p root: only the effects
+/// other than reads it declares count (undeclared effects still count as
+/// any access).
+bool leavesBufferUnwritten(Operation *op, Value root);
 
 /// The linalg operation before \p op that wrote \p buffer, if that was
 /// \p buffer's previous access: in between, only views, operations without

@@ -128,16 +128,24 @@ LogicalResult foldSumsIntoAccumulators(FunctionOpInterface function);
 /// a 2-d product into an accumulator just filled with a row vector in every
 /// row (a linear layer's bias) calls `<prefix>matmul_bias[_bf16]` (C = A B
 /// + bias, oneDNN's bias argument or cuBLASLt's BIAS epilogue) and the fill
-/// is dropped. With
-/// \p triangular, a product marked `mix.triangle` (mix-causal-products)
+/// is dropped. With \p fuseBiasGrad, a 2-d `_set` product whose A is the
+/// transpose of a matrix whose column sums (a bias gradient, into a zero
+/// fill) come before it calls `<prefix>matmul_set_bgrad`, which writes
+/// those sums too (cuBLASLt's BGRADB epilogue), and the sum and its fill
+/// are dropped. With \p fuseGelu, a `_bias` product U followed by the GELU
+/// of U into H calls `<prefix>matmul_bias_gelu`, which writes H and U
+/// (cuBLASLt's GELU_AUX_BIAS epilogue, U its auxiliary output), and a 2-d
+/// `_set` product C = dH whose only reader multiplies it by the GELU's
+/// derivative at U into dU calls `<prefix>matmul_set_dgelu`, which writes
+/// dU (the DGELU epilogue, U its auxiliary input); U's 2-d view comes last,
+/// and the GELU's op (and dH) go.
+/// With \p triangular, a product marked `mix.triangle` (mix-causal-products)
 /// calls `<prefix>[batch_]matmul_tri[_set][_bf16]`, which takes the kind
 /// and diagonal last and skips the triangle's blocks.
-void convertMatmulsToLibraryCalls(ModuleOp module,
-                                  llvm::StringRef prefix =
-                                      MIXRT_CPU_MATMUL_PREFIX,
-                                  bool overwriteZeros = false,
-                                  bool fuseBias = false,
-                                  bool triangular = false);
+void convertMatmulsToLibraryCalls(
+    ModuleOp module, llvm::StringRef prefix = MIXRT_CPU_MATMUL_PREFIX,
+    bool overwriteZeros = false, bool fuseBias = false,
+    bool fuseBiasGrad = false, bool fuseGelu = false, bool triangular = false);
 
 /// What the host code of a package is linked with.
 struct SupportCode {

@@ -318,6 +318,33 @@ def MixMatmulsToLibraryCallsPass
     bias argument or cuBLASLt's BIAS epilogue (added as the product is
     stored), and the broadcast goes.
 
+    With `fuse-bias-grad` (mixc's CUDA target), a 2-d product in the `_set`
+    form whose A is `memref.transpose` of a matrix X, where the column sums
+    of X into a zero-filled 1 x M vector come before it with nothing in
+    between writing X or touching the vector (a linear layer's bias
+    gradient, the column sums of dY, beside its weight gradient dY^T H),
+    calls the `_set_bgrad`
+    form: C = A B and the vector = the sums of A's rows, cuBLASLt's BGRADB
+    epilogue (computed as the product reads A); the sum and its fill go.
+
+    With `fuse-gelu` (mixc's CUDA target), the GELU's steps beside their
+    products become cuBLASLt epilogues, each step recognized by evaluating
+    its body at fixed points against the closed form (however autodiff and
+    fusion arranged its operations), U's rows a multiple of 8 floats apart:
+      * forward: a 2-d product in the `_bias` form into a fresh buffer U
+        whose GELU an elementwise op then computes into H, with nothing in
+        between touching H or writing U, calls the `_bias_gelu` form: the
+        product writes H = gelu(A B + bias) and U = A B + bias (kept for the
+        backward pass), cuBLASLt's GELU_AUX_BIAS epilogue with U as its
+        auxiliary output (passed last, as a 2-d matrix); the op goes;
+      * backward: a 2-d product in the
+    `_set` form into a fresh buffer dH that only one elementwise op reads,
+    an op that multiplies dH by the tanh-approximated GELU's derivative at
+    a pre-activation U into dU, with nothing in between touching dU or
+    writing U, calls the `_set_dgelu` form: the product writes dU =
+    gelu'(U) * (A B) itself, cuBLASLt's DGELU epilogue with U as its
+    auxiliary input (passed last); the elementwise op and dH go.
+
     With `triangular` (mixc's CPU target), a product marked `mix.triangle
     = array<i64: kind, p>` (mix-causal-products) calls the `_tri` form
     (`mixrt_batch_matmul_tri[_set][_bf16]`), which takes the kind and p as
@@ -334,6 +361,12 @@ def MixMatmulsToLibraryCallsPass
     Option<"fuseBias", "fuse-bias", "bool", /*default=*/"false",
            "Products into accumulators filled with a row vector take it as "
            "their bias">,
+    Option<"fuseBiasGrad", "fuse-bias-grad", "bool", /*default=*/"false",
+           "Products of a transposed matrix whose column sums are taken "
+           "just before write them too">,
+    Option<"fuseGelu", "fuse-gelu", "bool", /*default=*/"false",
+           "A GELU after a linear layer, and its backward step after the "
+           "product that only it reads, ride on the products">,
     Option<"triangular", "triangular", "bool", /*default=*/"false",
            "Products marked mix.triangle skip the triangle">,
   ];

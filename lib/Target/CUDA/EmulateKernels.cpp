@@ -153,8 +153,10 @@ struct MixEmulateKernelsPass
     MLIRContext *ctx = &getContext();
     // The tensor-core products' fragments, as the emulation places them,
     // must be MLIR's.
-    nvgpu::MmaSyncOp anyMma;
-    kernels.walk([&](nvgpu::MmaSyncOp op) {
+    Operation *anyMma = nullptr;
+    kernels.walk([&](Operation *op) {
+      if (!isa<nvgpu::MmaSyncOp, NVVM::MmaOp>(op))
+        return WalkResult::advance();
       anyMma = op;
       return WalkResult::interrupt();
     });
@@ -410,24 +412,35 @@ struct MixEmulateKernelsPass
         if (failed(emulateShuffle(module, shuffle, name)))
           return failure();
         usesShuffle = true;
-      } else if (auto mma = dyn_cast<nvgpu::MmaSyncOp>(op)) {
-        if (!exchange.mma) {
+      } else if (isa<nvgpu::MmaSyncOp, NVVM::MmaOp>(op)) {
+        Type f32 = Float32Type::get(ctx);
+        auto four = MemRefType::get({4}, f32);
+        auto two = MemRefType::get({2}, f32);
+        if (!exchange.a) {
           // The lane's fragments, once a kernel.
           OpBuilder entryBuilder = OpBuilder::atBlockBegin(&entry);
-          Type f32 = Float32Type::get(ctx);
-          auto four = MemRefType::get({4}, f32);
-          auto two = MemRefType::get({2}, f32);
           exchange.a = memref::AllocaOp::create(entryBuilder, loc, four);
           exchange.b = memref::AllocaOp::create(entryBuilder, loc, two);
           exchange.cd = memref::AllocaOp::create(entryBuilder, loc, four);
-          exchange.mma = declare(
-              module, "mixemu_mma_m16n8k8_tf32",
-              FunctionType::get(
-                  ctx, {LLVM::LLVMPointerType::get(ctx), four, two, four}, {}));
         }
+        auto mmaFunction = [&](func::FuncOp &function, StringRef name) {
+          if (!function)
+            function = declare(
+                module, name,
+                FunctionType::get(
+                    ctx, {LLVM::LLVMPointerType::get(ctx), four, two, four},
+                    {}));
+        };
         exchange.site = siteOf(module, ob, op);
-        if (failed(emulateMma(mma, exchange)))
-          return failure();
+        if (auto tf32 = dyn_cast<nvgpu::MmaSyncOp>(op)) {
+          mmaFunction(exchange.mmaTF32, "mixemu_mma_m16n8k8_tf32");
+          if (failed(emulateMma(tf32, exchange)))
+            return failure();
+        } else {
+          mmaFunction(exchange.mmaBF16, "mixemu_mma_m16n8k16_bf16");
+          if (failed(emulateMma(cast<NVVM::MmaOp>(op), exchange)))
+            return failure();
+        }
         usesShuffle = true;
       } else if (auto check = dyn_cast<cf::AssertOp>(op)) {
         // A failed check calls the emulator, which names the kernel and
@@ -441,7 +454,8 @@ struct MixEmulateKernelsPass
                                << "` is not run by the CUDA emulator yet";
       }
     }
-    if (exchange.mma && failed(eraseDeadFragments(host)))
+    if ((exchange.mmaTF32 || exchange.mmaBF16) &&
+        failed(eraseDeadFragments(host)))
       return failure();
     if (usesBarrier)
       host->setAttr(kEmulatedUsesBarrierAttr, UnitAttr::get(ctx));

@@ -49,10 +49,10 @@ constexpr int64_t kThreads = kRows / 16 * 32;
 constexpr int64_t kTileFloats = 4096;
 
 /// Rows of a workgroup tile of vectors of \p paddedDim floats: up to 64, a
-/// power of two, at least 8 (the products' k).
-int64_t tileRows(int64_t paddedDim) {
+/// power of two, at least \p depth (the products' k).
+int64_t tileRows(int64_t paddedDim, int64_t depth) {
   int64_t rows = kRows;
-  while (rows > 8 && rows * paddedDim > kTileFloats)
+  while (rows > depth && rows * paddedDim > kTileFloats)
     rows /= 2;
   return rows;
 }
@@ -69,7 +69,7 @@ using ElementLoad = std::function<Value(Value row, Value c)>;
 /// block's (batch row, head) and the columns of its head.
 struct Attention {
   AttentionShape shape;
-  /// The head's width rounded up to the products' 8 (zero columns).
+  /// The head's width rounded up to the products' k (zero columns).
   int64_t padded;
   int64_t tile;
   double scale;
@@ -159,7 +159,7 @@ Frame openFrame(Emitter &e, int64_t rows, int64_t heads, int64_t third,
 }
 
 /// The A fragments of the warp's 16 rows of a (rows x dh) matrix, one
-/// for each 8 columns of the padded head: \p at(row, c) times \p scale,
+/// for each k columns of the padded head: \p at(row, c) times \p scale,
 /// rounded; rows past the end repeat the last (their results are never
 /// stored), columns past the head are zeros.
 SmallVector<WarpMma::AFrag>
@@ -167,15 +167,15 @@ loadRowFragments(Emitter &e, WarpMma &m, const Attention &a, Value warpFirst,
                  int64_t rows, const ElementLoad &at, double scale) {
   int64_t dh = a.shape.headDim;
   SmallVector<WarpMma::AFrag> frags;
-  for (int64_t s = 0; s < a.padded / 8; ++s) {
+  for (int64_t s = 0; s < a.padded / m.k; ++s) {
     WarpMma::AFrag frag;
-    for (int v = 0; v < 4; ++v) {
+    for (int v = 0; v < m.aValues(); ++v) {
       Value row = e.mini(e.addi(warpFirst, m.aRow(v)), e.idx(rows - 1));
-      Value c = e.addi(e.idx(8 * s), m.aCol(v));
+      Value c = e.addi(e.idx(m.k * s), m.aCol(v));
       Value x = at(row, e.mini(c, e.idx(dh - 1)));
       if (scale != 1.0)
         x = e.mulf(x, e.f32(scale));
-      frag[v] = e.select(e.lt(c, e.idx(dh)), m.round(x), e.f32(0.0));
+      frag.push_back(e.select(e.lt(c, e.idx(dh)), m.round(x), e.f32(0.0)));
     }
     frags.push_back(frag);
   }
@@ -191,28 +191,47 @@ WarpMma::Acc productWithRows(Emitter &e, WarpMma &m,
   WarpMma::Acc acc = m.zero();
   Value r = e.addi(e.idx(8 * j), m.g);
   for (auto [s, frag] : llvm::enumerate(rows)) {
-    std::array<Value, 2> b;
-    for (int v = 0; v < 2; ++v)
-      b[v] = e.load(tile, {r, e.addi(e.idx(8 * s), m.bRow(v))});
+    WarpMma::BFrag b;
+    for (int v = 0; v < m.bValues(); ++v)
+      b.push_back(e.load(tile, {r, e.addi(e.idx(m.k * s), m.bRow(v))}));
     acc = m.mma(frag, b, acc);
   }
   return acc;
 }
 
 /// Adds to each accumulator `accs[u]` (columns [8u, 8u + 8) of the head)
-/// the product of \p left (a 16 x 8 A fragment over rows [8j, 8j + 8) of
-/// the workgroup tile) with that tile's rows.
-void accumulateTileRows(Emitter &e, WarpMma &m, const WarpMma::AFrag &left,
+/// the product of the 16 x k matrix that \p left holds (the accumulators
+/// of k / 8 successive products with 8 rows of the workgroup tile each,
+/// rows [k j, k j + k) of it) with those rows of \p tile.
+void accumulateTileRows(Emitter &e, WarpMma &m, ArrayRef<WarpMma::Acc> left,
                         Value tile, int64_t j,
                         MutableArrayRef<WarpMma::Acc> accs) {
+  WarpMma::AFrag a = m.accAsA(left);
   for (auto [u, acc] : llvm::enumerate(accs)) {
     Value c = e.addi(e.idx(8 * u), m.g);
-    std::array<Value, 2> b;
-    for (int v = 0; v < 2; ++v)
-      b[v] = e.load(tile, {e.addi(e.idx(8 * j), m.bRow(v)), c});
-    acc = m.mma(left, b, acc);
+    WarpMma::BFrag b;
+    for (int v = 0; v < m.bValues(); ++v)
+      b.push_back(e.load(tile, {e.addi(e.idx(m.k * j), m.bRow(v)), c}));
+    acc = m.mma(a, b, acc);
   }
 }
+
+/// Accumulators of products with 8 rows of a workgroup tile each, gathered
+/// until they make one k-deep left operand for accumulateTileRows.
+struct PendingRows {
+  SmallVector<WarpMma::Acc, 2> accs;
+  int64_t next = 0;
+  /// Adds \p acc (rows [8i, 8i + 8) of \p tile, i the count so far) and,
+  /// once there are k / 8, their product with the tile's rows into \p out.
+  void add(Emitter &e, WarpMma &m, const WarpMma::Acc &acc, Value tile,
+           MutableArrayRef<WarpMma::Acc> out) {
+    accs.push_back(acc);
+    if (static_cast<int64_t>(accs.size()) < m.k / 8)
+      return;
+    accumulateTileRows(e, m, accs, tile, next++, out);
+    accs.clear();
+  }
+};
 
 /// Accumulators as the values a loop carries, and back.
 void flatten(ArrayRef<WarpMma::Acc> accs, SmallVectorImpl<Value> &out) {
@@ -331,8 +350,9 @@ void lowerForward(FlashAttentionBuffersOp op, const Attention &a) {
     for (WarpMma::Acc &acc : out)
       for (int v = 0; v < 4; ++v)
         acc[v] = e.mulf(acc[v], corr[v / 2]);
-    for (int64_t j = 0; j < groups; ++j)
-      accumulateTileRows(e, m, m.accAsA(scores[j]), qb.values, j, out);
+    PendingRows probs;
+    for (const WarpMma::Acc &p : scores)
+      probs.add(e, m, p, qb.values, out);
     next.resize(4);
     flatten(out, next);
     return next;
@@ -418,6 +438,7 @@ void lowerQueryGrads(FlashAttentionGradBuffersOp op, const Attention &a) {
                       const RowLoad &rows) -> SmallVector<Value> {
     loadTile(e, m, a, f.tid, t0, end, rows, qb.keys, qb.values, one);
     SmallVector<WarpMma::Acc> dq = unflatten(carried, steps);
+    PendingRows dss;
     for (int64_t j = 0; j < groups; ++j) {
       WarpMma::Acc s = productWithRows(e, m, qb.q, qb.keys, j);
       WarpMma::Acc dpv = productWithRows(e, m, dout, qb.values, j);
@@ -430,7 +451,7 @@ void lowerQueryGrads(FlashAttentionGradBuffersOp op, const Attention &a) {
         Value prob = e.exp(e.subf(e.select(ok, s[v], e.negInf()), lse[v / 2]));
         ds[v] = e.mulf(prob, e.subf(dpv[v], d[v / 2]));
       }
-      accumulateTileRows(e, m, m.accAsA(ds), qb.keys, j, dq);
+      dss.add(e, m, ds, qb.keys, dq);
     }
     SmallVector<Value> next;
     flatten(dq, next);
@@ -540,6 +561,7 @@ void lowerKeyGrads(
               SmallVector<WarpMma::Acc> dk = unflatten(inner, steps);
               SmallVector<WarpMma::Acc> dv =
                   unflatten(inner.drop_front(4 * steps), steps);
+              PendingRows probs, dss;
               for (int64_t j = 0; j < groups; ++j) {
                 // Transposed scores: the warp's keys against 8 queries.
                 WarpMma::Acc s = productWithRows(e, m, k, queries, j);
@@ -555,8 +577,8 @@ void lowerKeyGrads(
                                          e.load(lses, {col})));
                   dsv[w] = e.mulf(prob[w], e.subf(dpv[w], e.load(ds, {col})));
                 }
-                accumulateTileRows(e, m, m.accAsA(prob), douts, j, dv);
-                accumulateTileRows(e, m, m.accAsA(dsv), queries, j, dk);
+                probs.add(e, m, prob, douts, dv);
+                dss.add(e, m, dsv, queries, dk);
               }
               SmallVector<Value> next;
               flatten(dk, next);
@@ -614,13 +636,15 @@ FailureOr<Attention> describe(OpTy op, OperandRounding rounding) {
     return failure();
   Attention a;
   a.shape = *shape;
-  a.padded = llvm::alignTo(shape->headDim, 8);
-  if (a.padded * 8 > kTileFloats)
+  int64_t depth = WarpMma::depth(rounding);
+  a.padded = llvm::alignTo(shape->headDim, depth);
+  if (a.padded * depth > kTileFloats)
     return op.emitError() << "heads " << shape->headDim
                           << " wide: the flash attention kernels take heads "
                              "up to "
-                          << kTileFloats / 8 << " wide";
-  a.tile = tileRows(a.padded);
+                          << kTileFloats / depth << " wide with "
+                          << (depth == 8 ? "tf32" : "bf16") << " operands";
+  a.tile = tileRows(a.padded, depth);
   a.rounding = rounding;
   a.scale = 1.0 / std::sqrt(static_cast<double>(shape->headDim));
   a.qkv = op.getQkv();

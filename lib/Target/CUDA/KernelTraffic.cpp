@@ -18,6 +18,7 @@
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -183,15 +184,19 @@ double arithmetic(Operation *op) {
 }
 
 /// The tensor cores' operations of \p op for one lane: a warp's
-/// `nvgpu.mma.sync` of shape m x n x k is 2 m n k FLOPs, a 32nd of them a
-/// lane.
+/// `nvgpu.mma.sync` or `nvvm.mma.sync` of shape m x n x k is 2 m n k FLOPs,
+/// a 32nd of them a lane.
 double tensorCoreArithmetic(Operation *op) {
-  auto mma = dyn_cast<nvgpu::MmaSyncOp>(op);
-  if (!mma)
-    return 0;
   double flops = 2;
-  for (int64_t size : mma.getMmaShapeAsArray())
-    flops *= double(size);
+  if (auto mma = dyn_cast<nvgpu::MmaSyncOp>(op)) {
+    for (int64_t size : mma.getMmaShapeAsArray())
+      flops *= double(size);
+  } else if (auto mma = dyn_cast<NVVM::MmaOp>(op)) {
+    NVVM::MMAShapeAttr shape = mma.getShape();
+    flops *= double(shape.getM()) * shape.getN() * shape.getK();
+  } else {
+    return 0;
+  }
   return flops / 32;
 }
 

@@ -98,14 +98,23 @@ typedef enum {
   CUBLASLT_MATMUL_DESC_TRANSA = 3,       /* int32_t (cublasOperation_t) */
   CUBLASLT_MATMUL_DESC_TRANSB = 4,       /* int32_t (cublasOperation_t) */
   CUBLASLT_MATMUL_DESC_EPILOGUE = 7,     /* uint32_t (cublasLtEpilogue_t) */
-  CUBLASLT_MATMUL_DESC_BIAS_POINTER = 8  /* const void *, device memory */
+  CUBLASLT_MATMUL_DESC_BIAS_POINTER = 8, /* const void *, device memory */
+  CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER = 11, /* void *, device memory */
+  CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD = 12       /* int64_t */
 } cublasLtMatmulDescAttributes_t;
 
-/* The epilogues the emulator computes: none, and a bias (one float per row
-   of D, added to each of its columns). */
+/* The epilogues the emulator computes: none, a bias (one float per row of
+   D, added to each of its columns), a bias gradient (the sums of op(B)'s
+   columns over k, one float per column of D), the GELU's gradient (D
+   times the tanh-approximated GELU's derivative at the auxiliary matrix,
+   laid out as D), and a bias then the GELU (the sum before the GELU
+   written to the auxiliary matrix). */
 typedef enum {
   CUBLASLT_EPILOGUE_DEFAULT = 1,
-  CUBLASLT_EPILOGUE_BIAS = 4
+  CUBLASLT_EPILOGUE_BIAS = 4,
+  CUBLASLT_EPILOGUE_GELU_AUX_BIAS = 32 | 128 | 4,
+  CUBLASLT_EPILOGUE_DGELU = 64 | 128,
+  CUBLASLT_EPILOGUE_BGRADB = 512
 } cublasLtEpilogue_t;
 
 typedef enum {

@@ -97,6 +97,9 @@ void mix_comm_all_reduce(float *base, int64_t offset, int64_t count);
       int64_t csb0, int64_t csb1, int64_t cs0, int64_t cs1
 #define MIXRT_BIAS float *bias, int64_t biaso, int64_t biasn, int64_t biass
 #define MIXRT_TRIANGLE int64_t kind, int64_t p
+#define MIXRT_AUX                                                              \
+  float *aux, int64_t auxo, int64_t auxm, int64_t auxn, int64_t auxs0,         \
+      int64_t auxs1
 
 /* bf16 values are passed as their bits. */
 typedef uint16_t mixrt_bf16;
@@ -137,11 +140,21 @@ void memrefCopy(int64_t elemSize, mixrt_unranked_memref *src,
 /*===-- The CUDA target --------------------------------------------------===*/
 
 /* cuBLASLt products (float32 operands, TF32 or BF16 tensor cores): C += A
- * B, C = A B (_set: beta 0) and C = A B + a bias row (_bias: the BIAS
- * epilogue; the row contiguous). */
+ * B, C = A B (_set: beta 0), C = A B + a bias row (_bias: the BIAS
+ * epilogue; the row contiguous) and C = A B with the sums of A's rows
+ * written to the vector (_set_bgrad: the BGRADB epilogue, a bias gradient;
+ * contiguous), C = gelu'(aux) * (A B) (_set_dgelu: the DGELU epilogue,
+ * the GELU's backward step, aux the pre-activation, shaped and laid out as
+ * C), and C = gelu(A B + bias) with aux = A B + bias (_bias_gelu: the
+ * GELU_AUX_BIAS epilogue, a linear layer and its GELU, the pre-activation
+ * kept for the backward pass). */
 void mixrt_cuda_matmul(MIXRT_OPERANDS_2(float));
 void mixrt_cuda_matmul_set(MIXRT_OPERANDS_2(float));
 void mixrt_cuda_matmul_bias(MIXRT_OPERANDS_2(float), MIXRT_BIAS);
+void mixrt_cuda_matmul_set_bgrad(MIXRT_OPERANDS_2(float), MIXRT_BIAS);
+void mixrt_cuda_matmul_set_dgelu(MIXRT_OPERANDS_2(float), MIXRT_AUX);
+void mixrt_cuda_matmul_bias_gelu(MIXRT_OPERANDS_2(float), MIXRT_BIAS,
+                                 MIXRT_AUX);
 void mixrt_cuda_batch_matmul(MIXRT_OPERANDS_3(float));
 void mixrt_cuda_batch_matmul_set(MIXRT_OPERANDS_3(float));
 void mixrt_cuda_batch2_matmul(MIXRT_OPERANDS_4(float));

@@ -15,9 +15,11 @@ RooflineEstimate mixrt::estimateH200(const mixrt_device_profile_t &p) {
   RooflineEstimate e;
   e.kernels = double(p.kernelBytesRead + p.kernelBytesWritten + p.memsetBytes) /
               H200::kMemoryBandwidth;
-  e.arithmetic =
-      p.kernelFlops / H200::kFP32Flops + p.kernelMmaFlops / H200::kTF32Flops;
+  // The kernels' mma.sync take the products' precision (mixc
+  // --gpu-matmul sets both).
   double peak = p.matmulBF16 ? H200::kBF16Flops : H200::kTF32Flops;
+  e.arithmetic = p.kernelFlops / H200::kFP32Flops + p.kernelMmaFlops / peak;
+  e.bf16 = p.matmulBF16;
   e.products = std::max(p.matmulFlops / peak,
                         double(p.matmulBytes) / H200::kMemoryBandwidth);
   e.launches = double(p.launches + p.matmuls + p.memsets + p.copies[2]) *
@@ -52,11 +54,12 @@ std::string mixrt::formatEstimate(const RooflineEstimate &e) {
   std::snprintf(text, sizeof text,
                 "H200 estimate (a roofline sum, not a measurement): %.4g ms = "
                 "kernels %.4g ms (bytes at 4.8 TB/s) + arithmetic %.4g ms "
-                "(FP32 at 67 TFLOP/s, mma at TF32's 494) + products %.4g ms + "
+                "(FP32 at 67 TFLOP/s, mma at %s) + products %.4g ms + "
                 "launches %.4g ms (3 us each) + copies %.4g ms (PCIe ~50 "
                 "GB/s, 10 us each)",
                 e.total() * 1e3, e.kernels * 1e3, e.arithmetic * 1e3,
-                e.products * 1e3, e.launches * 1e3, e.copies * 1e3);
+                e.bf16 ? "BF16's 989" : "TF32's 494", e.products * 1e3,
+                e.launches * 1e3, e.copies * 1e3);
   return text;
 }
 

@@ -44,6 +44,7 @@ struct RooflineEstimate {
   double products = 0; // the products at the tensor-core peak or HBM
   double launches = 0; // every launch (kernels, products, memsets)
   double copies = 0;   // host-device copies over PCIe, device copies
+  bool bf16 = false;   // the tensor cores' rate: bf16's, else tf32's
   double total() const {
     return kernels + arithmetic + products + launches + copies;
   }
@@ -51,10 +52,11 @@ struct RooflineEstimate {
 
 /// The time an H200 would take for \p p: every kernel and memset moves its
 /// bytes at HBM bandwidth, and the kernels' float operations run at the
-/// float32 peak of the CUDA cores, their mma.sync at the tensor cores' tf32
-/// peak (added to their bytes' time: an upper bound for kernels that
-/// overlap the two); the products take the longer of their FLOPs at
-/// the tensor-core peak of their precision and their bytes at HBM
+/// float32 peak of the CUDA cores, their mma.sync at the tensor cores'
+/// peak of the products' precision (mixc --gpu-matmul sets both; added to
+/// their bytes' time: an upper bound for kernels that overlap the two);
+/// the products take the longer of their FLOPs at the tensor-core peak of
+/// their precision and their bytes at HBM
 /// bandwidth; every launch costs kLaunchSeconds; copies cross PCIe. The
 /// parts are added: nothing overlaps, as on one stream.
 RooflineEstimate estimateH200(const mixrt_device_profile_t &p);

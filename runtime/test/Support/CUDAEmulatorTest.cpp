@@ -268,6 +268,46 @@ void mmaProduct(void **params, const MixEmuThread *t) {
     d[(g + 8 * (v / 2)) * 8 + 2 * l + v % 2] = fcd[v];
 }
 
+/// The bits of \p x, a bf16 value held in a float, as bf16.
+uint32_t bf16Bits(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return bits >> 16;
+}
+
+/// mma_bf16(a, b, c, d): one warp's m16n8k16 product D = A B + C of the
+/// 16 x 16 A, the 16 x 8 B (bf16 values held in floats) and the 16 x 8 C
+/// (row-major), each lane giving its registers as the PTX ISA's table for
+/// .bf16 places them: register r holds elements 2r (low half) and 2r + 1;
+/// A's element i lies in row g, plus 8 where i % 4 >= 2, column 2t + i % 2,
+/// plus 8 where i >= 4; B's element i in row 2t + i % 2, plus 8 where
+/// i >= 2, column g.
+void mmaBF16Product(void **params, const MixEmuThread *t) {
+  const float *a = *static_cast<float **>(params[0]);
+  const float *b = *static_cast<float **>(params[1]);
+  const float *c = *static_cast<float **>(params[2]);
+  float *d = *static_cast<float **>(params[3]);
+  int64_t lane = linearThread(t) % 32, g = lane / 4, l = lane % 4;
+  uint32_t ra[4] = {}, rb[2] = {};
+  for (int64_t i = 0; i < 8; ++i) {
+    int64_t row = g + (i % 4 >= 2 ? 8 : 0),
+            col = 2 * l + i % 2 + (i >= 4 ? 8 : 0);
+    ra[i / 2] |= bf16Bits(a[row * 16 + col]) << (16 * (i % 2));
+  }
+  for (int64_t i = 0; i < 4; ++i) {
+    int64_t row = 2 * l + i % 2 + (i >= 2 ? 8 : 0);
+    rb[i / 2] |= bf16Bits(b[row * 8 + g]) << (16 * (i % 2));
+  }
+  float fa[4], fb[2], fcd[4];
+  std::memcpy(fa, ra, sizeof fa);
+  std::memcpy(fb, rb, sizeof fb);
+  for (int64_t v = 0; v < 4; ++v)
+    fcd[v] = c[(g + 8 * (v / 2)) * 8 + 2 * l + v % 2];
+  mixemu_mma_m16n8k16_bf16("loc(mma_bf16)", fa, fb, fcd);
+  for (int64_t v = 0; v < 4; ++v)
+    d[(g + 8 * (v / 2)) * 8 + 2 * l + v % 2] = fcd[v];
+}
+
 /// divergent_shuffle: lanes 16-31 return before the shuffle of width 32.
 void divergentShuffle(void **, const MixEmuThread *t) {
   if (linearThread(t) % 32 < 16)
@@ -318,6 +358,8 @@ void setUpEmulator() {
   ASSERT_EQ(mixemu_register_kernel_ex("exchange_all", exchangeAll, 1, 0, sync),
             0);
   ASSERT_EQ(mixemu_register_kernel_ex("mma", mmaProduct, 4, 0, sync), 0);
+  ASSERT_EQ(mixemu_register_kernel_ex("mma_bf16", mmaBF16Product, 4, 0, sync),
+            0);
   ASSERT_EQ(mixemu_register_kernel_ex("divergent_shuffle", divergentShuffle, 1,
                                       0, sync),
             0);
@@ -992,6 +1034,27 @@ TEST(CUDAEmulator, ExchangeGivesEveryLaneTheWarps) {
 /// The product of small integers (exact in float32 whatever the order of
 /// the sums) against the plain loop, and an operand's bits beyond tf32's
 /// ignored: 1 + 2^-20 is read as 1.
+/// Runs the warp product `kernel` on one warp with A, B and C (row-major)
+/// and checks D against \p want exactly.
+void checkWarpProduct(const char *kernel, const std::vector<float> &a,
+                      const std::vector<float> &b, const std::vector<float> &c,
+                      const std::vector<float> &want) {
+  DeviceBuffer da(a.size() * 4), db(b.size() * 4), dc(c.size() * 4),
+      dd(c.size() * 4);
+  ASSERT_EQ(cuMemcpyHtoDAsync(da.ptr, a.data(), a.size() * 4, nullptr),
+            CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyHtoDAsync(db.ptr, b.data(), b.size() * 4, nullptr),
+            CUDA_SUCCESS);
+  ASSERT_EQ(cuMemcpyHtoDAsync(dc.ptr, c.data(), c.size() * 4, nullptr),
+            CUDA_SUCCESS);
+  void *params[] = {&da.ptr, &db.ptr, &dc.ptr, &dd.ptr};
+  const unsigned g[3] = {1, 1, 1}, bl[3] = {32, 1, 1};
+  ASSERT_EQ(launch(kernel, g, bl, params), CUDA_SUCCESS);
+  std::vector<float> d = fromDevice<float>(dd.ptr, 16 * 8);
+  for (int i = 0; i < 16 * 8; ++i)
+    ASSERT_EQ(d[i], want[i]) << "row " << i / 8 << ", column " << i % 8;
+}
+
 TEST(CUDAEmulator, TensorCoreProductOfAWarp) {
   setUpEmulator();
   std::vector<float> a(16 * 8), b(8 * 8), c(16 * 8), want(16 * 8);
@@ -1009,20 +1072,29 @@ TEST(CUDAEmulator, TensorCoreProductOfAWarp) {
         sum += (r == 0 && k == 0 ? 1.0f : a[r * 8 + k]) * b[k * 8 + n];
       want[r * 8 + n] = sum;
     }
-  DeviceBuffer da(a.size() * 4), db(b.size() * 4), dc(c.size() * 4),
-      dd(c.size() * 4);
-  ASSERT_EQ(cuMemcpyHtoDAsync(da.ptr, a.data(), a.size() * 4, nullptr),
-            CUDA_SUCCESS);
-  ASSERT_EQ(cuMemcpyHtoDAsync(db.ptr, b.data(), b.size() * 4, nullptr),
-            CUDA_SUCCESS);
-  ASSERT_EQ(cuMemcpyHtoDAsync(dc.ptr, c.data(), c.size() * 4, nullptr),
-            CUDA_SUCCESS);
-  void *params[] = {&da.ptr, &db.ptr, &dc.ptr, &dd.ptr};
-  const unsigned g[3] = {1, 1, 1}, bl[3] = {32, 1, 1};
-  ASSERT_EQ(launch("mma", g, bl, params), CUDA_SUCCESS);
-  std::vector<float> d = fromDevice<float>(dd.ptr, 16 * 8);
-  for (int i = 0; i < 16 * 8; ++i)
-    ASSERT_EQ(d[i], want[i]) << "row " << i / 8 << ", column " << i % 8;
+  checkWarpProduct("mma", a, b, c, want);
+}
+
+TEST(CUDAEmulator, BF16TensorCoreProductOfAWarp) {
+  setUpEmulator();
+  // Operands exact in bf16 (8 significant bits), every product exact and
+  // every sum of them exact in float32: the result is the closed form's.
+  std::vector<float> a(16 * 16), b(16 * 8), c(16 * 8), want(16 * 8);
+  for (int i = 0; i < 16 * 16; ++i)
+    a[i] = float((i * 7) % 23 - 11) * 0.25f;
+  for (int i = 0; i < 16 * 8; ++i) {
+    b[i] = float((i * 5) % 19 - 9) * 0.5f;
+    c[i] = float((i * 3) % 13) - 6;
+  }
+  a[5] = 1.0f + std::ldexp(1.0f, -7); // the last bit bf16 keeps
+  for (int r = 0; r < 16; ++r)
+    for (int n = 0; n < 8; ++n) {
+      double sum = c[r * 8 + n];
+      for (int k = 0; k < 16; ++k)
+        sum += double(a[r * 16 + k]) * double(b[k * 8 + n]);
+      want[r * 8 + n] = float(sum);
+    }
+  checkWarpProduct("mma_bf16", a, b, c, want);
 }
 
 /// Runs `name` on blocks of (bx, by, 1) threads in a death test's child and
@@ -1149,9 +1221,24 @@ struct Matrix {
   float &at(int64_t i, int64_t j) { return data[i * s0 + j * s1]; }
 };
 
-/// The three forms of a product: C += A B (mixrt_cuda_matmul), C = A B
-/// (_set: C's old values are never read) and C = A B + bias (_bias).
-enum class Form { Accumulate, Set, Bias };
+/// The forms of a product: C += A B (mixrt_cuda_matmul), C = A B (_set:
+/// C's old values are never read), C = A B + bias (_bias), C = A B with
+/// the sums of A's rows written (_set_bgrad), C = gelu'(U) * A B
+/// (_set_dgelu), C = gelu(A B + bias) with U = A B + bias (_bias_gelu).
+enum class Form { Accumulate, Set, Bias, BiasGrad, GeluGrad, BiasGelu };
+
+/// The tanh-approximated GELU, in double.
+double gelu(double x) {
+  return 0.5 * x *
+         (1 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+}
+
+/// The tanh-approximated GELU's derivative, in double.
+double geluDerivative(double x) {
+  const double c = std::sqrt(2.0 / M_PI);
+  double t = std::tanh(c * (x + 0.044715 * x * x * x));
+  return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * c * (1 + 3 * 0.044715 * x * x);
+}
 
 /// A product through the support code at `site` in `form`, against a
 /// double product of the TF32-rounded A and B. Padding in C must stay as
@@ -1172,10 +1259,20 @@ void checkProduct(int64_t site, int64_t m, int64_t k, int64_t n, bool transA,
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j)
       c.at(i, j) = form == Form::Accumulate ? dist(rng) : NAN;
-  // The bias row sits at an offset of 2 in its buffer.
-  std::vector<float> bias(n + 2, NAN);
-  for (int64_t j = 0; j < n; ++j)
-    bias[2 + j] = dist(rng);
+  // The bias row sits at an offset of 2 in its buffer; a bias gradient
+  // (m floats) is written over NaNs, with NaNs beside it.
+  int64_t vector = form == Form::BiasGrad ? m : n;
+  std::vector<float> bias(vector + 4, NAN);
+  if (form == Form::Bias || form == Form::BiasGelu)
+    for (int64_t j = 0; j < n; ++j)
+      bias[2 + j] = dist(rng);
+  // A pre-activation laid out as C, over the GELU's bend and tails (NaNs
+  // where the product writes it).
+  Matrix u(m, n, false, NAN);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      u.at(i, j) = form == Form::BiasGelu ? NAN : 4.0f * dist(rng);
+  void *du = upload(u.data);
   void *da = upload(a.data), *db = upload(b.data), *dc = upload(c.data),
        *dbias = upload(bias);
   auto *fa = static_cast<float *>(da), *fb = static_cast<float *>(db),
@@ -1194,13 +1291,31 @@ void checkProduct(int64_t site, int64_t m, int64_t k, int64_t n, bool transA,
                            b.s1, fc, 0, m, n, c.s0, c.s1,
                            static_cast<float *>(dbias), 2, n, 1);
     break;
+  case Form::BiasGrad:
+    mixrt_cuda_matmul_set_bgrad(site, fa, 0, m, k, a.s0, a.s1, fb, 0, k, n,
+                                b.s0, b.s1, fc, 0, m, n, c.s0, c.s1,
+                                static_cast<float *>(dbias), 2, m, 1);
+    break;
+  case Form::GeluGrad:
+    mixrt_cuda_matmul_set_dgelu(site, fa, 0, m, k, a.s0, a.s1, fb, 0, k, n,
+                                b.s0, b.s1, fc, 0, m, n, c.s0, c.s1,
+                                static_cast<float *>(du), 0, m, n, u.s0, u.s1);
+    break;
+  case Form::BiasGelu:
+    mixrt_cuda_matmul_bias_gelu(site, fa, 0, m, k, a.s0, a.s1, fb, 0, k, n,
+                                b.s0, b.s1, fc, 0, m, n, c.s0, c.s1,
+                                static_cast<float *>(dbias), 2, n, 1,
+                                static_cast<float *>(du), 0, m, n, u.s0, u.s1);
+    break;
   }
   ASSERT_STREQ(mixrt_device_error(), "");
   std::vector<float> got = download<float>(dc, c.data.size());
+  std::vector<float> gotU = download<float>(du, u.data.size());
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
+      bool biased = form == Form::Bias || form == Form::BiasGelu;
       double want = form == Form::Accumulate ? c.at(i, j)
-                    : form == Form::Bias     ? bias[2 + j]
+                    : biased                 ? bias[2 + j]
                                              : 0.0;
       double scale = std::fabs(want);
       for (int64_t p = 0; p < k; ++p) {
@@ -1208,13 +1323,40 @@ void checkProduct(int64_t site, int64_t m, int64_t k, int64_t n, bool transA,
         want += term;
         scale += std::fabs(term);
       }
+      if (form == Form::GeluGrad) {
+        // The derivative in float loses digits where 1 + tanh cancels
+        // (the negative tail): a few ulps of 1, not of the slope.
+        double slope = geluDerivative(u.at(i, j));
+        want *= slope;
+        scale *= std::fabs(slope) + 0.1;
+      }
+      if (form == Form::BiasGelu) {
+        // The pre-activation, then its GELU (slope at most 1.13).
+        ASSERT_NEAR(gotU[i * u.s0 + j * u.s1], want, 1e-5 * scale)
+            << "U[" << i << ", " << j << "]";
+        want = gelu(want);
+        scale *= 1.2;
+      }
       ASSERT_NEAR(got[i * c.s0 + j * c.s1], want, 1e-5 * scale)
           << "C[" << i << ", " << j << "], A " << (transA ? "T" : "N") << ", B "
           << (transB ? "T" : "N") << ", form " << int(form);
     }
   for (int64_t i = 0; i + 1 < m; ++i) // the padding after each row
     EXPECT_EQ(got[i * c.s0 + n], 42.0f);
-  for (void *p : {da, db, dc, dbias})
+  if (form == Form::BiasGrad) {
+    // The sums of A's rows, as the tensor cores read A.
+    std::vector<float> sums = download<float>(dbias, bias.size());
+    for (int64_t i = 0; i < m; ++i) {
+      double want = 0, scale = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        want += referenceTF32(a.at(i, p));
+        scale += std::fabs(a.at(i, p));
+      }
+      ASSERT_NEAR(sums[2 + i], want, 1e-5 * scale) << "row " << i;
+    }
+    EXPECT_TRUE(std::isnan(sums[1]) && std::isnan(sums[2 + m]));
+  }
+  for (void *p : {da, db, dc, dbias, du})
     mixrt_device_free(p);
 }
 
@@ -1230,6 +1372,41 @@ TEST(CUDAEmulator, MatmulOverwritesOrAddsABias) {
   checkProduct(/*site=*/5, 6, 9, 4, true, true, Form::Set);
   checkProduct(/*site=*/6, 5, 7, 3, false, false, Form::Bias);
   checkProduct(/*site=*/7, 6, 9, 4, true, true, Form::Bias);
+}
+
+// A weight gradient's product writes its bias gradient too (BGRADB).
+TEST(CUDAEmulator, MatmulWritesTheSumsOfARowsOfA) {
+  checkProduct(/*site=*/11, 5, 7, 3, true, false, Form::BiasGrad);
+  checkProduct(/*site=*/12, 6, 9, 4, false, true, Form::BiasGrad);
+}
+
+// A GELU's backward step rides on the product before it (DGELU; C's rows
+// 8 and 16 floats apart, as cuBLASLt wants the pre-activation's).
+TEST(CUDAEmulator, MatmulTimesTheGeluDerivative) {
+  checkProduct(/*site=*/13, 5, 7, 7, true, false, Form::GeluGrad);
+  checkProduct(/*site=*/14, 6, 9, 15, false, true, Form::GeluGrad);
+}
+
+// A linear layer's GELU rides on its product, the pre-activation kept
+// (GELU_AUX_BIAS).
+TEST(CUDAEmulator, MatmulAddsABiasAndAppliesTheGelu) {
+  checkProduct(/*site=*/16, 5, 7, 7, false, false, Form::BiasGelu);
+  checkProduct(/*site=*/17, 6, 9, 15, true, true, Form::BiasGelu);
+}
+
+// The pre-activation must be laid out as the product.
+TEST(CUDAEmulatorDeathTest, MatmulGeluGradientNeedsItsLayout) {
+  setUpEmulator();
+  EXPECT_EXIT(reportAndExit([] {
+                std::vector<float> ones(64, 1.0f);
+                auto *p = static_cast<float *>(upload(ones));
+                mixrt_cuda_matmul_set_dgelu(15, p, 0, 2, 2, 2, 1, p, 0, 2, 2, 2,
+                                            1, p, 0, 2, 2, 8, 1, p, 0, 2, 2, 4,
+                                            1);
+              }),
+              ::testing::ExitedWithCode(0),
+              "device error: mixrt_cuda_matmul_set_dgelu: the pre-activation "
+              "is not shaped and laid out as the product");
 }
 
 /// Runs a 2 x 2 product of ones in `form` at `site`, with the bias

@@ -71,5 +71,23 @@
 // BF16-DAG: arith.constant 32767 : i32
 // BF16-DAG: arith.constant -65536 : i32
 // BF16-DAG: arith.shrui
+// With bf16 operands the products are m16n8k16 (nvvm.mma.sync, two operands
+// a register: half as many instructions), and an accumulator is the next
+// product's A operand where it is (no index shuffles).
+// RUN: mix-opt %S/Inputs/flash_attention.mlir --mix-flash-attention-kernels=rounding=bf16 --canonicalize | FileCheck %s --check-prefix=K16
+// K16-LABEL: func.func @fwd_plain
+// K16: workgroup({{.*}} : memref<32x80xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<32x80xf32, #gpu.address_space<workgroup>>)
+// K16-COUNT-20: nvvm.mma.sync A[{{.*}}, {{.*}}, {{.*}}, {{.*}}]  B[{{.*}}, {{.*}}]  C[{{.*}}, {{.*}}, {{.*}}, {{.*}}]  {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// K16: math.exp
+// K16-COUNT-20: nvvm.mma.sync
+// K16-NOT: nvvm.mma.sync
+// K16-NOT: gpu.shuffle idx
+// K16-LABEL: func.func @grad_plain
+// K16-COUNT-60: nvvm.mma.sync
+// K16-NOT: nvvm.mma.sync
+// K16: gpu.launch
+// K16-COUNT-80: nvvm.mma.sync
+// K16-NOT: mma.sync
+// K16-LABEL: func.func @fwd_prefix
 // RUN: not mix-opt %S/Inputs/flash_attention.mlir --mix-flash-attention-kernels=rounding=fp8 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: rounding 'fp8' is neither tf32 nor bf16

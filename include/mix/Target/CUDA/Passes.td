@@ -238,8 +238,11 @@ def MixFlashAttentionKernelsPass
     tile of keys (or queries) in workgroup memory at a time, so that memory
     grows linearly in the sequence length (FlashAttention-2's online
     softmax and work split; Dao, 2023), and compute their products on the
-    tensor cores (`nvgpu.mma.sync` m16n8k8, tf32 operands, float32
-    accumulators), the scores and probabilities never leaving registers:
+    tensor cores, the scores and probabilities never leaving registers
+    (float32 accumulators; `nvgpu.mma.sync` m16n8k8 with tf32 operands, or
+    `nvvm.mma.sync` m16n8k16 with bf16 operands, two a register, at twice
+    the rate, where an accumulator is the next product's left operand in
+    place):
       * forward: a block of four warps for 64 queries of one (batch row,
         head), a warp 16 queries holding q (scaled by 1/sqrt(dh)) as the
         products' left operand, its output accumulators, running maxima
@@ -258,9 +261,9 @@ def MixFlashAttentionKernelsPass
       * backward, prefixes (ParaScale): the keys' kernel for each stream's
         prefix keys, over every query of the stream's batch rows.
     The operands are rounded as `rounding` says (tf32 to nearest, ties
-    away; or bf16 to nearest even, which the tf32 instruction multiplies
-    exactly); heads are padded with zero columns to a multiple of 8, up to
-    512. Nothing is accumulated atomically: every gradient element is
+    away; or bf16 to nearest even); heads are padded with zero columns to a
+    multiple of the products' depth (8 for tf32, 16 for bf16), up to 512
+    (tf32) or 256 (bf16). Nothing is accumulated atomically: every gradient element is
     summed by one lane, so results are deterministic.
   }];
   let options = [
@@ -273,6 +276,8 @@ def MixFlashAttentionKernelsPass
                            "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::LLVM::LLVMDialect",
                            "::mlir::vector::VectorDialect"];
 }
 

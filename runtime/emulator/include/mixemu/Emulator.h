@@ -186,6 +186,16 @@ void mixemu_exchange(const char *site, const float *give, int32_t count,
 void mixemu_mma_m16n8k8_tf32(const char *site, const float *a, const float *b,
                              float *cd);
 
+/* mma.sync.m16n8k16 with bf16 operands and float32 accumulators (row-major
+   A, column-major B): as mixemu_mma_m16n8k8_tf32, but `a` holds the bits of
+   4 registers and `b` of 2 (as floats), two bf16 a register, element 2 r
+   in the low half of register r: with lane = 4 g + t,
+   a[v] = A[g + 8 (v / 2 % 2)][2 t + v % 2 + 8 (v / 4)],
+   b[v] = B[2 t + v % 2 + 8 (v / 2)][g], cd as for m16n8k8. Products of
+   bf16 are exact in float32; each element adds its sixteen in order of k. */
+void mixemu_mma_m16n8k16_bf16(const char *site, const float *a, const float *b,
+                              float *cd);
+
 /*===-- Diagnostics ------------------------------------------------------===*/
 
 /* The message of the emulator's last failed call (the one
