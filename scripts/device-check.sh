@@ -43,6 +43,7 @@ target=${MIX_DEVICE_CHECK_TARGET:-cuda}
 # name | spec | batch | seq | extra mixc flags | tolerance
 checks=(
   "dense|examples/tiny-dense.json|4|32||2e-2"
+  "dense-bf16|examples/tiny-dense.json|4|32|--gpu-matmul bf16|5e-2"
   "cmollm-simple|examples/tiny-cmollm.json|4|32||2e-2"
   "cmollm-simple-bf16|examples/tiny-cmollm.json|4|32|--gpu-matmul bf16|5e-2"
   "cmollm-context-aware|examples/tiny-cmollm-context-aware.json|4|32||2e-2"
