@@ -242,6 +242,19 @@ static SmallVector<Value> matrixViews(Value c) {
   return views;
 }
 
+/// Whether \p generic (possibly null) is an elementwise op on buffers after
+/// \p op in its block: \p inputs inputs and one output, all with identity
+/// maps, every loop parallel.
+static bool isElementwiseAfter(linalg::GenericOp generic, Operation *op,
+                               unsigned inputs) {
+  return generic && generic->getBlock() == op->getBlock() &&
+         op->isBeforeInBlock(generic) && generic.hasPureBufferSemantics() &&
+         generic.getNumDpsInputs() == inputs && generic.getNumDpsInits() == 1 &&
+         generic.getNumParallelLoops() == generic.getNumLoops() &&
+         llvm::all_of(generic.getIndexingMapsArray(),
+                      [](AffineMap m) { return m.isIdentity(); });
+}
+
 /// Whether \p v is defined before \p op, after moving its allocation
 /// (operand-free, in \p op's block) there if it was not.
 static bool dominateOrHoist(Value v, Operation *op, DominanceInfo &dom) {
@@ -303,12 +316,7 @@ static GeluEpilogue findGeluGradient(linalg::LinalgOp op, Operation *fill,
     for (Operation *user : view.getUsers()) {
       auto generic = dyn_cast<linalg::GenericOp>(user);
       unsigned grad = 0;
-      if (!generic || generic->getBlock() != op->getBlock() ||
-          !op->isBeforeInBlock(generic) || !generic.hasPureBufferSemantics() ||
-          generic.getNumDpsInputs() != 2 || generic.getNumDpsInits() != 1 ||
-          generic.getNumParallelLoops() != generic.getNumLoops() ||
-          !llvm::all_of(generic.getIndexingMapsArray(),
-                        [](AffineMap m) { return m.isIdentity(); }) ||
+      if (!isElementwiseAfter(generic, op, 2) ||
           generic.getDpsInputs()[0] == generic.getDpsInputs()[1] ||
           !computesGeluGradient(generic.getRegion().front(), grad) ||
           generic.getDpsInputs()[grad] != view ||
@@ -346,12 +354,7 @@ static GeluEpilogue findGeluForward(linalg::LinalgOp op, DominanceInfo &dom) {
   for (Value view : matrixViews(c))
     for (Operation *user : view.getUsers()) {
       auto generic = dyn_cast<linalg::GenericOp>(user);
-      if (!generic || generic->getBlock() != op->getBlock() ||
-          !op->isBeforeInBlock(generic) || !generic.hasPureBufferSemantics() ||
-          generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
-          generic.getNumParallelLoops() != generic.getNumLoops() ||
-          !llvm::all_of(generic.getIndexingMapsArray(),
-                        [](AffineMap m) { return m.isIdentity(); }) ||
+      if (!isElementwiseAfter(generic, op, 1) ||
           generic.getDpsInputs()[0] != view ||
           !computesGelu(generic.getRegion().front()))
         continue;

@@ -1231,56 +1231,58 @@ void mixrt_cuda_matmul(MIXRT_OPERANDS_2(float)) {
 void mixrt_cuda_matmul_set(MIXRT_OPERANDS_2(float)) {
   matmul2(kOverwrite, NULL, NULL, MIXRT_FORWARD_2);
 }
+/* Whether the vector of `length` floats, `stride` apart, is contiguous and
+   `want` long (a bias row, `what`); if not, records why for `name`. */
+static int vectorFits(const char *name, const char *what, int64_t length,
+                      int64_t stride, int64_t want, const char *wantWhat) {
+  char why[160];
+  if (stride != 1 && length != 1) {
+    snprintf(why, sizeof why, "the %s is not contiguous", what);
+    setError(name, why);
+    return 0;
+  }
+  if (length != want) {
+    snprintf(why, sizeof why, "the %s's length is not the product's %s", what,
+             wantWhat);
+    setError(name, why);
+    return 0;
+  }
+  return 1;
+}
+
+/* Whether the pre-activation (m x n, strides s0 s1) is shaped and laid out
+   as C; if not, records why for `name`. */
+static int laidOutAsC(const char *name, int64_t m, int64_t n, int64_t s0,
+                      int64_t s1, int64_t cm, int64_t cn, int64_t cs0,
+                      int64_t cs1) {
+  if (m == cm && n == cn && s0 == cs0 && s1 == cs1)
+    return 1;
+  setError(name, "the pre-activation is not shaped and laid out as the "
+                 "product");
+  return 0;
+}
+
 void mixrt_cuda_matmul_bias(MIXRT_OPERANDS_2(float), MIXRT_BIAS) {
-  if (biass != 1 && biasn != 1) {
-    setError("mixrt_cuda_matmul_bias", "the bias row is not contiguous");
-    return;
-  }
-  if (biasn != bn) {
-    setError("mixrt_cuda_matmul_bias",
-             "the bias row's length is not the product's columns");
-    return;
-  }
-  matmul2(kAddBias, bias + biaso, NULL, MIXRT_FORWARD_2);
+  if (vectorFits("mixrt_cuda_matmul_bias", "bias row", biasn, biass, bn,
+                 "columns"))
+    matmul2(kAddBias, bias + biaso, NULL, MIXRT_FORWARD_2);
 }
 void mixrt_cuda_matmul_set_bgrad(MIXRT_OPERANDS_2(float), MIXRT_BIAS) {
-  if (biass != 1 && biasn != 1) {
-    setError("mixrt_cuda_matmul_set_bgrad",
-             "the bias gradient is not contiguous");
-    return;
-  }
-  if (biasn != am) {
-    setError("mixrt_cuda_matmul_set_bgrad",
-             "the bias gradient's length is not the product's rows");
-    return;
-  }
-  matmul2(kBiasGrad, bias + biaso, NULL, MIXRT_FORWARD_2);
+  if (vectorFits("mixrt_cuda_matmul_set_bgrad", "bias gradient", biasn, biass,
+                 am, "rows"))
+    matmul2(kBiasGrad, bias + biaso, NULL, MIXRT_FORWARD_2);
 }
 void mixrt_cuda_matmul_set_dgelu(MIXRT_OPERANDS_2(float), MIXRT_AUX) {
-  if (auxm != cm || auxn != cn || auxs0 != cs0 || auxs1 != cs1) {
-    setError("mixrt_cuda_matmul_set_dgelu",
-             "the pre-activation is not shaped and laid out as the product");
-    return;
-  }
-  matmul2(kGeluGrad, NULL, aux + auxo, MIXRT_FORWARD_2);
+  if (laidOutAsC("mixrt_cuda_matmul_set_dgelu", auxm, auxn, auxs0, auxs1, cm,
+                 cn, cs0, cs1))
+    matmul2(kGeluGrad, NULL, aux + auxo, MIXRT_FORWARD_2);
 }
 void mixrt_cuda_matmul_bias_gelu(MIXRT_OPERANDS_2(float), MIXRT_BIAS,
                                  MIXRT_AUX) {
-  if (biass != 1 && biasn != 1) {
-    setError("mixrt_cuda_matmul_bias_gelu", "the bias row is not contiguous");
-    return;
-  }
-  if (biasn != bn) {
-    setError("mixrt_cuda_matmul_bias_gelu",
-             "the bias row's length is not the product's columns");
-    return;
-  }
-  if (auxm != cm || auxn != cn || auxs0 != cs0 || auxs1 != cs1) {
-    setError("mixrt_cuda_matmul_bias_gelu",
-             "the pre-activation is not shaped and laid out as the product");
-    return;
-  }
-  matmul2(kBiasGelu, bias + biaso, aux + auxo, MIXRT_FORWARD_2);
+  const char *name = "mixrt_cuda_matmul_bias_gelu";
+  if (vectorFits(name, "bias row", biasn, biass, bn, "columns") &&
+      laidOutAsC(name, auxm, auxn, auxs0, auxs1, cm, cn, cs0, cs1))
+    matmul2(kBiasGelu, bias + biaso, aux + auxo, MIXRT_FORWARD_2);
 }
 void mixrt_cuda_batch_matmul(MIXRT_OPERANDS_3(float)) {
   matmul3(kAccumulate, MIXRT_FORWARD_3);
