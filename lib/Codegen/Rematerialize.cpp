@@ -249,10 +249,10 @@ static LogicalResult computeOnlySlice(tensor::ExtractSliceOp slice) {
   return success();
 }
 
-void mlir::mix::rematerialize(FunctionOpInterface function) {
+void mlir::mix::rematerialize(FunctionOpInterface function, bool elementwise) {
   SmallVector<Operation *> candidates;
   function.walk([&](Operation *op) {
-    if (isCandidate(op))
+    if (isCandidate(op) && (elementwise || isa<linalg::FillOp>(op)))
       candidates.push_back(op);
   });
   for (Operation *op : candidates)
@@ -268,6 +268,7 @@ void mlir::mix::rematerialize(FunctionOpInterface function) {
 namespace {
 struct MixRematerializePass
     : mlir::mix::impl::MixRematerializePassBase<MixRematerializePass> {
-  void runOnOperation() override { rematerialize(getOperation()); }
+  using Base::Base;
+  void runOnOperation() override { rematerialize(getOperation(), elementwise); }
 };
 } // namespace

@@ -130,13 +130,16 @@ std::vector<std::string> mlir::mix::getPackageEntryPoints() {
   return {"forward", "grad", "adamw", "logits"};
 }
 
-void mlir::mix::buildBufferizePipeline(OpPassManager &pm) {
+void mlir::mix::buildBufferizePipeline(OpPassManager &pm,
+                                       bool recomputeElementwise) {
   OpPassManager &onTensors = pm.nest<func::FuncOp>();
   onTensors.addPass(createMixFoldReshapesIntoSlicesPass());
   onTensors.addPass(createMixFoldSumsIntoAccumulatorsPass());
   onTensors.addPass(createMixHeadProductsPass());
   onTensors.addPass(createMixFuseElementwisePass());
-  onTensors.addPass(createMixRematerializePass());
+  MixRematerializePassOptions remat;
+  remat.elementwise = recomputeElementwise;
+  onTensors.addPass(createMixRematerializePass(remat));
   onTensors.addPass(createMixUpdateArgumentsInPlacePass());
   // Compute what is materialized in a destination (mix-update-arguments-
   // in-place) in that destination where the reads allow, bufferize with
@@ -213,11 +216,13 @@ void mlir::mix::buildCPUCodegenPipeline(
 
 void mlir::mix::buildCUDAKernelsPipeline(
     OpPassManager &pm, const CUDACodegenPipelineOptions &options) {
-  // Products into zeros overwrite them (beta 0), a linear layer's bias
-  // rides on its product (cuBLASLt's BIAS epilogue) and its gradient on the
-  // weight gradient's (BGRADB), the GELU's backward step on the product
-  // before it (DGELU): no fill, broadcast, column-sum or GELU-gradient
-  // launches, and no read of C.
+  // Products write a result that a copy transposed in its destination
+  // (the strides are the library call's). Products into zeros overwrite
+  // them (beta 0), a linear layer's bias rides on its product (cuBLASLt's
+  // BIAS epilogue) and its gradient on the weight gradient's (BGRADB), the
+  // GELU's backward step on the product before it (DGELU): no fill,
+  // broadcast, column-sum or GELU-gradient launches, and no read of C.
+  pm.addNestedPass<func::FuncOp>(createMixTransposedResultsPass());
   MixMatmulsToLibraryCallsPassOptions matmuls;
   matmuls.prefix = MIXRT_CUDA_MATMUL_PREFIX;
   matmuls.overwriteZeros = true;
@@ -305,7 +310,7 @@ void mlir::mix::buildCUDAEmulatorLaunchersPipeline(OpPassManager &pm) {
 void mlir::mix::buildCUDACodegenPipeline(
     OpPassManager &pm, const CUDACodegenPipelineOptions &options) {
   if (options.bufferize)
-    buildBufferizePipeline(pm);
+    buildBufferizePipeline(pm, /*recomputeElementwise=*/false);
   else
     pm.addPass(createMixRecordEntrySignaturesPass());
   buildCUDAKernelsPipeline(pm, options);

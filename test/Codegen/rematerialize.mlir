@@ -1,4 +1,5 @@
 // RUN: mix-opt %s --pass-pipeline='builtin.module(func.func(mix-rematerialize))' | FileCheck %s
+// RUN: mix-opt %s --pass-pipeline='builtin.module(func.func(mix-rematerialize{elementwise=false}))' | FileCheck %s --check-prefix=KEEP
 
 #id = affine_map<(i, j) -> (i, j)>
 #row = affine_map<(i, j) -> (i, 0)>
@@ -21,6 +22,16 @@
 //       CHECK:   %[[Z2:.*]] = linalg.fill {{.*}} outs(%[[E3]]
 //       CHECK:   linalg.generic {{.*}} ins(%[[P]], %[[F2]] : {{.*}} outs(%[[Z2]]
 //   CHECK-NOT:   tensor.collapse_shape
+// With elementwise=false (the cuda target) only the fill is made again:
+// both products read the one broadcast product.
+// KEEP-LABEL: func.func @outer
+//       KEEP:   %[[S:.*]] = linalg.generic
+//       KEEP:   %[[Z:.*]] = linalg.fill
+//       KEEP:   %[[P:.*]] = linalg.matmul ins(%[[S]], %arg2 {{.*}} outs(%[[Z]]
+//       KEEP:   %[[F:.*]] = tensor.collapse_shape %[[S]]
+//       KEEP:   %[[Z2:.*]] = linalg.fill
+//       KEEP:   linalg.generic {{.*}} ins(%[[P]], %[[F]] : {{.*}} outs(%[[Z2]]
+// KEEP-LABEL: func.func @operand_dies
 func.func @outer(%a: tensor<4x1xf32>, %b: tensor<1x4xf32>, %w: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4x4xf32>

@@ -463,7 +463,10 @@ static int compile(int argc, char **argv) {
     return fail("lowering '" + inputFile + "' failed");
   if (stop(Stage::Lowered))
     return 0;
-  if (failed(phase("bufferize", buildBufferizePipeline)))
+  if (failed(phase("bufferize", [&](OpPassManager &pm) {
+        buildBufferizePipeline(pm,
+                               /*recomputeElementwise=*/target != Target::CUDA);
+      })))
     return fail("bufferizing '" + inputFile + "' failed");
   if (stop(Stage::Buffers))
     return 0;

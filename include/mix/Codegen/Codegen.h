@@ -79,9 +79,10 @@ constexpr size_t kMaxRecomputedOps = 24;
 /// layer norms (its loop nests 20% slower, the step 5%, 2-4 MiB less).
 constexpr int64_t kMaxRecomputedReads = 2;
 
-/// On tensors: recomputes zero fills and broadcasting elementwise ops right
-/// before each of their users but the first (mix-rematerialize).
-void rematerialize(FunctionOpInterface function);
+/// On tensors: recomputes zero fills and (with \p elementwise) small
+/// elementwise ops right before each of their users but the first
+/// (mix-rematerialize).
+void rematerialize(FunctionOpInterface function, bool elementwise = true);
 
 /// On tensors: a batched product whose operands are collapses of head
 /// transposes, or whose result is expanded and transposed, becomes a
@@ -93,6 +94,11 @@ void foldHeadTransposesIntoProducts(FunctionOpInterface function);
 /// transposed copy that nothing else reads reads the transposed view of
 /// the copy's source instead (the library calls take any strides).
 void readTransposedOperandsInPlace(FunctionOpInterface function);
+
+/// On buffers: ops that compute a buffer which a linalg.transpose then
+/// copies into a fresh one compute it in that destination instead, through
+/// its transposed view.
+void writeTransposedResultsInPlace(FunctionOpInterface function);
 
 /// On buffers: moves each `memref.dealloc` of a buffer allocated in the
 /// same block to just after the block's last use of the buffer or of any

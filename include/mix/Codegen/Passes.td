@@ -121,7 +121,17 @@ def MixRematerializePass : InterfacePass<"mix-rematerialize",
     no copy: the value is computed in place there. A copy read through one
     slice computes only that slice. `mix-free-after-last-use` then frees
     the first copy after its first user.
+
+    With `elementwise=false` (the cuda target) only the zero fills are
+    computed again: a GPU's step is bound by the bytes its kernels move,
+    and a copy moves its operands and its result once more (the gate-scaled
+    inputs of a mixture, a GELU's output), where an H200's memory holds the
+    stored values of GPT-2-size steps with room to spare.
   }];
+  let options = [
+    Option<"elementwise", "elementwise", "bool", /*default=*/"true",
+           "Recompute elementwise ops too, not only zero fills">,
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
 }
@@ -181,6 +191,26 @@ def MixTransposedOperandsPass
     applies only when nothing between the copy and the product may write
     the source's buffer, and runs before `mix-free-after-last-use`, which
     then keeps the source alive until the product.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def MixTransposedResultsPass
+    : InterfacePass<"mix-transposed-results",
+                  "::mlir::FunctionOpInterface"> {
+  let summary = "Products write transposed results as views, not copies";
+  let description = [{
+    On buffers; the mirror of `mix-transposed-operands`. A
+    `linalg.transpose` from an allocation that only linalg ops before it
+    use (and frees after it) into an allocation that nothing uses before
+    it: the ops compute in the destination instead, through
+    `memref.transpose` of it with the inverse permutation, and the copy and
+    the source's buffer go. A multi-head mixture's products (one batch a
+    gate head) so write the token-major layout the rest of the layer reads,
+    a batch stride of f/H and a leading dimension of f apart, where they
+    wrote the head-major one that a copy then transposed. The destination
+    is allocated where the source was. The cuda target runs it before its
+    products become library calls, which take any strides.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }

@@ -70,8 +70,11 @@ std::vector<std::string> getPackageEntryPoints();
 /// The front both targets share: folds sums into the products'
 /// accumulators, fuses elementwise ops, bufferizes with results as
 /// out-parameters, frees each buffer after its last use, and records each
-/// function's memref signature (mix-record-entry-signatures).
-void buildBufferizePipeline(OpPassManager &pm);
+/// function's memref signature (mix-record-entry-signatures). Without
+/// \p recomputeElementwise (the cuda target), mix-rematerialize computes
+/// only zero fills again and keeps elementwise results.
+void buildBufferizePipeline(OpPassManager &pm,
+                            bool recomputeElementwise = true);
 
 struct CPUCodegenPipelineOptions {
   /// Functions that must become packed entry points (all that have a
