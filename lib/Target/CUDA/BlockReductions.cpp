@@ -12,7 +12,9 @@
 // folds the result into the output, which holds the reduction's initial
 // value as in linalg; where that is a fill of the combiner's identity just
 // before (a gradient's zeros), the result is stored instead and the fill
-// goes.
+// goes. Two sibling reductions of one buffer, one over its rows and one
+// over the other dimensions of its columns (a mixture's gate and input
+// gradients from dX), share one launch and one pass over it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -229,10 +231,15 @@ Value warpReduce(OpBuilder &b, Location loc, const Reduction &r, Value v) {
   return v;
 }
 
+/// The input elements loaded at one set of loop indices, by memref and
+/// indexing map: reductions folded at the same indices (siblings) load an
+/// element they share once.
+using LoadCache = SmallVector<std::tuple<Value, AffineMap, Value>>;
+
 /// combine(acc, the payload's value at the loop indices \p ivs): loads the
-/// inputs there and runs the payload.
+/// inputs there (or takes them from \p cache) and runs the payload.
 Value foldOne(OpBuilder &b, Location loc, const Reduction &r, ValueRange ivs,
-              Value acc) {
+              Value acc, LoadCache *cache = nullptr) {
   linalg::GenericOp op = r.op;
   IRMapping map;
   for (OpOperand *input : op.getDpsInputOperands()) {
@@ -240,10 +247,25 @@ Value foldOne(OpBuilder &b, Location loc, const Reduction &r, ValueRange ivs,
     if (arg.use_empty())
       continue;
     Value value = input->get();
-    if (isa<MemRefType>(value.getType()))
-      value = memref::LoadOp::create(
-          b, loc, value,
-          applyMap(b, loc, op.getMatchingIndexingMap(input), ivs));
+    if (isa<MemRefType>(value.getType())) {
+      AffineMap indexing = op.getMatchingIndexingMap(input);
+      auto cached = cache
+                        ? llvm::find_if(*cache,
+                                        [&](const auto &entry) {
+                                          return std::get<0>(entry) == value &&
+                                                 std::get<1>(entry) == indexing;
+                                        })
+                        : nullptr;
+      if (cache && cached != cache->end()) {
+        value = std::get<2>(*cached);
+      } else {
+        Value memref = value;
+        value = memref::LoadOp::create(b, loc, memref,
+                                       applyMap(b, loc, indexing, ivs));
+        if (cache)
+          cache->emplace_back(memref, indexing, value);
+      }
+    }
     map.map(arg, value);
   }
   for (Operation &payload : op.getBlock()->without_terminator()) {
@@ -283,6 +305,49 @@ void foldIntoOutput(OpBuilder &b, Location loc, const Reduction &r,
   memref::StoreOp::create(b, loc, result, init->get(), indices);
 }
 
+/// The fold of every thread's \p partial over a block of \p warps warps,
+/// in every thread: shuffles within each warp, then (with more than one)
+/// the warps' values through \p smem (one element a warp) after a barrier.
+Value blockReduce(OpBuilder &b, Location loc, const Reduction &r, Value partial,
+                  Value tid, int64_t warps, Value smem) {
+  Type type = partial.getType();
+  partial = warpReduce(b, loc, r, partial);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  if (warps > 1) {
+    // Lane 0 of each warp leaves its warp's value in shared memory; after
+    // the barrier every warp folds those (the first `warps` lanes load one
+    // each), so all threads take part in the shuffles.
+    Value warpSize = arith::ConstantIndexOp::create(b, loc, kWarp);
+    Value lane = arith::RemUIOp::create(b, loc, tid, warpSize);
+    Value warp = arith::DivUIOp::create(b, loc, tid, warpSize);
+    Value first =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, zero);
+    auto leader = scf::IfOp::create(b, loc, first, /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(leader.thenBlock());
+      memref::StoreOp::create(b, loc, partial, smem, warp);
+    }
+    gpu::BarrierOp::create(b, loc);
+    Value holds =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lane,
+                              arith::ConstantIndexOp::create(b, loc, warps));
+    auto pick = scf::IfOp::create(b, loc, TypeRange{type}, holds,
+                                  /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(pick.thenBlock());
+      scf::YieldOp::create(
+          b, loc, memref::LoadOp::create(b, loc, smem, lane).getResult());
+      b.setInsertionPointToStart(pick.elseBlock());
+      scf::YieldOp::create(b, loc,
+                           arith::getIdentityValue(r.kind, type, b, loc));
+    }
+    partial = warpReduce(b, loc, r, pick.getResult(0));
+  }
+  return partial;
+}
+
 /// The innermost loop reduces: a block an output element.
 void lowerRows(const Reduction &r) {
   linalg::GenericOp op = r.op;
@@ -316,44 +381,13 @@ void lowerRows(const Reduction &r) {
     scf::YieldOp::create(b, loc,
                          foldOne(b, loc, r, all, loop.getRegionIterArg(0)));
   }
-  Value partial = warpReduce(b, loc, r, loop.getResult(0));
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  if (warps > 1) {
-    // Lane 0 of each warp leaves its warp's value in shared memory; after
-    // the barrier every warp folds those (the first `warps` lanes load one
-    // each), so all threads take part in the shuffles.
-    Value smem = launch.getWorkgroupAttributions()[0];
-    Value warpSize = arith::ConstantIndexOp::create(b, loc, kWarp);
-    Value lane = arith::RemUIOp::create(b, loc, tid, warpSize);
-    Value warp = arith::DivUIOp::create(b, loc, tid, warpSize);
-    Value first =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, zero);
-    auto leader = scf::IfOp::create(b, loc, first, /*withElse=*/false);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(leader.thenBlock());
-      memref::StoreOp::create(b, loc, partial, smem, warp);
-    }
-    gpu::BarrierOp::create(b, loc);
-    Value holds =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lane,
-                              arith::ConstantIndexOp::create(b, loc, warps));
-    auto pick = scf::IfOp::create(b, loc, TypeRange{type}, holds,
-                                  /*withElse=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(pick.thenBlock());
-      scf::YieldOp::create(
-          b, loc, memref::LoadOp::create(b, loc, smem, lane).getResult());
-      b.setInsertionPointToStart(pick.elseBlock());
-      scf::YieldOp::create(b, loc,
-                           arith::getIdentityValue(r.kind, type, b, loc));
-    }
-    partial = warpReduce(b, loc, r, pick.getResult(0));
-  }
+  Value partial =
+      blockReduce(b, loc, r, loop.getResult(0), tid, warps,
+                  warps > 1 ? launch.getWorkgroupAttributions()[0] : nullptr);
   // Thread 0 folds the block's value into the output's.
   Value isFirst =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, zero);
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                            arith::ConstantIndexOp::create(b, loc, 0));
   auto store = scf::IfOp::create(b, loc, isFirst, /*withElse=*/false);
   b.setInsertionPointToStart(store.thenBlock());
   foldIntoOutput(b, loc, r, ivs, partial);
@@ -490,6 +524,207 @@ void lowerColumns(const Reduction &r) {
   op.erase();
 }
 
+/// Two reductions over the same loops that read one buffer through the
+/// same map, one pass over it for both: `rows` reduces the innermost loop
+/// only; `columns` keeps it and reduces the loops `outer` that rows keeps
+/// but columns does not; both keep the loops `grid`. A multi-head
+/// mixture's backward step has this form: from dX (H, T, N, d) the gate's
+/// gradient sums over d (rows) and the input's over H and N (columns).
+struct Siblings {
+  Reduction rows, columns;
+  SmallVector<unsigned> grid, outer;
+  /// The later of the two, where the fused launch goes.
+  Operation *late;
+};
+
+/// The elements of a workgroup buffer of 32-bit values one launch may hold
+/// for the columns' accumulators (48 KiB, the static limit).
+constexpr int64_t kMaxSharedElements = 12 * 1024;
+
+/// Whether \p a and \p b are such siblings, and their roles.
+std::optional<Siblings> matchSiblings(const Reduction &a, const Reduction &b) {
+  if (a.columns == b.columns || a.op->getBlock() != b.op->getBlock() ||
+      a.sizes != b.sizes)
+    return std::nullopt;
+  Siblings s;
+  s.rows = a.columns ? b : a;
+  s.columns = a.columns ? a : b;
+  const Reduction &rows = s.rows, &columns = s.columns;
+  linalg::GenericOp rowsOp = rows.op, columnsOp = columns.op;
+  unsigned inner = rows.sizes.size() - 1;
+  if (rows.reduced.size() != 1 || rows.reduced[0] != inner)
+    return std::nullopt;
+  for (unsigned d : rows.parallel)
+    (llvm::is_contained(columns.parallel, d) ? s.grid : s.outer).push_back(d);
+  SmallVector<unsigned> kept(s.grid);
+  kept.push_back(inner);
+  if (s.outer.empty() || columns.reduced != s.outer || columns.parallel != kept)
+    return std::nullopt;
+  int64_t length = rows.sizes[inner];
+  if (length < kWarp || length > kMaxSharedElements ||
+      columns.rows / length > (int64_t(1) << 31) - 1)
+    return std::nullopt;
+
+  // One buffer both read through the same map.
+  auto readsShared = [&] {
+    for (OpOperand *x : rowsOp.getDpsInputOperands())
+      for (OpOperand *y : columnsOp.getDpsInputOperands())
+        if (isa<MemRefType>(x->get().getType()) && x->get() == y->get() &&
+            rowsOp.getMatchingIndexingMap(x) ==
+                columnsOp.getMatchingIndexingMap(y))
+          return true;
+    return false;
+  };
+  if (!readsShared())
+    return std::nullopt;
+
+  // The earlier one moves to the later: nothing in between may write what
+  // it reads, or access what it writes; neither reads the other's output.
+  bool aFirst = a.op->isBeforeInBlock(b.op);
+  linalg::GenericOp early = aFirst ? a.op : b.op, late = aFirst ? b.op : a.op;
+  linalg::FillOp lateFill = aFirst ? b.identityFill : a.identityFill;
+  s.late = late;
+  Value earlyOut = getBufferRoot(early.getDpsInits()[0]);
+  Value lateOut = getBufferRoot(late.getDpsInits()[0]);
+  if (!isDistinctBuffer(earlyOut) || !isDistinctBuffer(lateOut) ||
+      earlyOut == lateOut)
+    return std::nullopt;
+  SmallVector<Value> earlyIns;
+  for (Value in : early.getDpsInputs()) {
+    if (!isa<MemRefType>(in.getType()))
+      continue;
+    Value root = getBufferRoot(in);
+    if (root == lateOut)
+      return std::nullopt;
+    earlyIns.push_back(root);
+  }
+  for (Value in : late.getDpsInputs())
+    if (isa<MemRefType>(in.getType()) && getBufferRoot(in) == earlyOut)
+      return std::nullopt;
+  for (Operation *op = early->getNextNode(); op != late.getOperation();
+       op = op->getNextNode()) {
+    if (lateFill && op == lateFill.getOperation())
+      continue;
+    if (!leavesBufferAlone(op, earlyOut) ||
+        llvm::any_of(earlyIns, [&](Value root) {
+          return !leavesBufferUnwritten(op, root);
+        }))
+      return std::nullopt;
+  }
+  return s;
+}
+
+/// The product of \p r's loop ranges over \p dims.
+int64_t extent(const Reduction &r, ArrayRef<unsigned> dims) {
+  int64_t n = 1;
+  for (unsigned d : dims)
+    n *= r.sizes[d];
+  return n;
+}
+
+/// One launch for both siblings: a block for each index of the loops both
+/// keep, its threads striding over the innermost loop (adjacent threads
+/// on adjacent elements). For each index of the outer loops in turn, each
+/// thread folds its elements into the rows' register, which the block
+/// then reduces to the rows' output element, and into the columns'
+/// accumulators in workgroup memory, one a column, which only the thread
+/// that owns the column touches; at the end each thread folds its columns
+/// into the columns' output. The shared element is loaded once.
+void lowerSiblings(const Siblings &s) {
+  const Reduction &rows = s.rows, &columns = s.columns;
+  Location loc = s.late->getLoc();
+  OpBuilder b(s.late);
+  unsigned inner = rows.sizes.size() - 1;
+  int64_t length = rows.sizes[inner];
+  int64_t threads =
+      std::min<int64_t>(kMaxBlock, llvm::divideCeil(length, kWarp) * kWarp);
+  int64_t warps = threads / kWarp;
+  Type rowType = rows.folded.getType(), columnType = columns.folded.getType();
+  SmallVector<Type> shared{workgroupBuffer({length}, columnType)};
+  if (warps > 1)
+    shared.push_back(workgroupBuffer({warps}, rowType));
+  gpu::LaunchOp launch = createLaunch(b, loc, {extent(rows, s.grid), 1, 1},
+                                      {threads, 1, 1}, shared);
+  b.setInsertionPoint(&launch.getBody().front().back());
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value tid = launch.getThreadIds().x;
+  Value accumulators = launch.getWorkgroupAttributions()[0];
+  Value warpValues = warps > 1 ? launch.getWorkgroupAttributions()[1] : nullptr;
+  SmallVector<Value> ivs(rows.sizes.size());
+  delinearize(b, loc, launch.getBlockIds().x, rows, s.grid, ivs);
+  Value rowIdentity = arith::getIdentityValue(rows.kind, rowType, b, loc);
+  Value columnIdentity =
+      arith::getIdentityValue(columns.kind, columnType, b, loc);
+
+  // Runs \p body(b, column) for the columns tid, tid + threads, ...
+  auto forEachColumn =
+      [&](ValueRange init,
+          function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)>
+              body) {
+        auto loop =
+            scf::ForOp::create(b, loc, tid, c(length), c(threads), init);
+        OpBuilder::InsertionGuard guard(b);
+        // Without values carried, the loop has its yield already.
+        if (init.empty())
+          b.setInsertionPoint(loop.getBody()->getTerminator());
+        else
+          b.setInsertionPointToStart(loop.getBody());
+        SmallVector<Value> results =
+            body(b, loop.getInductionVar(), loop.getRegionIterArgs());
+        if (!init.empty())
+          scf::YieldOp::create(b, loc, results);
+        return loop;
+      };
+  forEachColumn({}, [&](OpBuilder &b, Value column, ValueRange) {
+    memref::StoreOp::create(b, loc, columnIdentity, accumulators, column);
+    return SmallVector<Value>{};
+  });
+
+  auto outer = scf::ForOp::create(b, loc, c(0), c(extent(rows, s.outer)), c(1));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(outer.getBody()->getTerminator());
+    SmallVector<Value> at(ivs);
+    delinearize(b, loc, outer.getInductionVar(), rows, s.outer, at);
+    auto loop = forEachColumn(
+        rowIdentity, [&](OpBuilder &b, Value column, ValueRange acc) {
+          SmallVector<Value> all(at);
+          all[inner] = column;
+          LoadCache cache;
+          Value row = foldOne(b, loc, rows, all, acc[0], &cache);
+          Value before = memref::LoadOp::create(b, loc, accumulators, column);
+          memref::StoreOp::create(b, loc,
+                                  foldOne(b, loc, columns, all, before, &cache),
+                                  accumulators, column);
+          return SmallVector<Value>{row};
+        });
+    Value total =
+        blockReduce(b, loc, rows, loop.getResult(0), tid, warps, warpValues);
+    Value isFirst =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, c(0));
+    auto store = scf::IfOp::create(b, loc, isFirst, /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(store.thenBlock());
+      foldIntoOutput(b, loc, rows, at, total);
+    }
+    // The next index's warps reuse warpValues.
+    if (warps > 1)
+      gpu::BarrierOp::create(b, loc);
+  }
+  forEachColumn({}, [&](OpBuilder &b, Value column, ValueRange) {
+    SmallVector<Value> all(ivs);
+    all[inner] = column;
+    foldIntoOutput(b, loc, columns, all,
+                   memref::LoadOp::create(b, loc, accumulators, column));
+    return SmallVector<Value>{};
+  });
+  linalg::GenericOp(rows.op).erase();
+  linalg::GenericOp(columns.op).erase();
+}
+
 struct MixBlockReductionsPass
     : mlir::mix::impl::MixBlockReductionsPassBase<MixBlockReductionsPass> {
   void runOnOperation() override {
@@ -500,7 +735,27 @@ struct MixBlockReductionsPass
       if (std::optional<Reduction> r = match(op))
         found.push_back(*r);
     });
-    for (Reduction &r : found) {
+    // Siblings first (each reduction in one pair at most), then the rest
+    // alone.
+    SmallVector<bool> paired(found.size(), false);
+    std::vector<Siblings> pairs;
+    for (size_t i = 0; i < found.size(); ++i)
+      for (size_t j = i + 1; j < found.size() && !paired[i]; ++j)
+        if (!paired[j])
+          if (std::optional<Siblings> s = matchSiblings(found[i], found[j])) {
+            pairs.push_back(*s);
+            paired[i] = paired[j] = true;
+          }
+    for (Siblings &s : pairs) {
+      linalg::FillOp fills[] = {s.rows.identityFill, s.columns.identityFill};
+      lowerSiblings(s);
+      for (linalg::FillOp fill : fills)
+        if (fill)
+          fill.erase();
+    }
+    for (auto [r, done] : llvm::zip(found, paired)) {
+      if (done)
+        continue;
       r.columns ? lowerColumns(r) : lowerRows(r);
       if (r.identityFill)
         r.identityFill.erase();

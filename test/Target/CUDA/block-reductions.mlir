@@ -240,3 +240,106 @@ func.func @filled_apart(%a: memref<100x40xf32>, %out: memref<40xf32>,
   }
   return
 }
+
+// Siblings: a mixture's backward step. From dX (H=2, T=3, N=2, d=40) the
+// gate's gradient sums over d (a row reduction) and the input's over H and
+// N (a column reduction that keeps d). One launch does both in one pass
+// over dX: a block a token (3 blocks of 64 threads), an accumulator a
+// column of d in workgroup memory (set to the identity, then folded by the
+// one thread that owns the column), and for each (h, n) in turn a block
+// reduction of the rows' sums, stored by thread 0 over the identity fill,
+// and a barrier before the next (h, n) reuses the warps' buffer. dX is
+// loaded once for both. At the end each thread stores its columns.
+#x4 = affine_map<(h, t, n, c) -> (h, t, n, c)>
+#m4 = affine_map<(h, t, n, c) -> (0, t, 0, c)>
+#g4 = affine_map<(h, t, n, c) -> (h, t, n, 0)>
+// CHECK-LABEL: func.func @siblings
+// CHECK-SAME:    (%[[DX:.*]]: memref<2x3x2x40xf32>, %[[M:.*]]: memref<1x3x1x40xf32>, %[[G:.*]]: memref<2x3x2x1xf32>, %[[DG:.*]]: memref<2x3x2x1xf32>, %[[DM:.*]]: memref<1x3x1x40xf32>)
+// CHECK-NOT:     linalg.fill
+// CHECK:         gpu.launch blocks(%[[B:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c3{{.*}}, {{.*}} threads(%[[T:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c64{{.*}}, {{.*}} workgroup(%[[ACC:.*]] : memref<40xf32, #gpu.address_space<workgroup>>, %[[WARPS:.*]] : memref<2xf32, #gpu.address_space<workgroup>>)
+// CHECK:           scf.for %[[C0:.*]] = %[[T]] to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:        memref.store %{{.*}}, %[[ACC]][%[[C0]]]
+// CHECK:           scf.for %[[O:.*]] = %{{.*}} to %{{.*}} step
+// CHECK:             %[[N:.*]] = arith.remui %[[O]]
+// CHECK:             %[[H:.*]] = arith.divui %[[O]]
+// CHECK:             scf.for %[[C:.*]] = %[[T]] to {{.*}} iter_args
+// CHECK-NEXT:          %[[X:.*]] = memref.load %[[DX]][%[[H]], %[[B]], %[[N]], %[[C]]]
+// CHECK:               %{{.*}} = memref.load %[[M]]
+// CHECK:               memref.load %[[ACC]][%[[C]]]
+// CHECK-NOT:           memref.load %[[DX]]
+// CHECK:               memref.load %[[G]][%[[H]], %[[B]], %[[N]]
+// CHECK:               memref.store %{{.*}}, %[[ACC]][%[[C]]]
+// CHECK-COUNT-5:     gpu.shuffle  xor
+// CHECK:             gpu.barrier
+// CHECK-COUNT-5:     gpu.shuffle  xor
+// CHECK:             scf.if
+// CHECK:               memref.store %{{.*}}, %[[DG]][%[[H]], %[[B]], %[[N]], %{{.*}}]
+// CHECK:             gpu.barrier
+// CHECK:           scf.for %[[C2:.*]] = %[[T]] to
+// CHECK-NEXT:        %[[V:.*]] = memref.load %[[ACC]][%[[C2]]]
+// CHECK:             memref.store %[[V]], %[[DM]][%{{.*}}, %[[B]], %{{.*}}, %[[C2]]]
+// CHECK-NOT:     linalg.generic
+// CHECK-NOT:     gpu.launch
+func.func @siblings(%dx: memref<2x3x2x40xf32>, %m: memref<1x3x1x40xf32>, %g: memref<2x3x2x1xf32>, %dg: memref<2x3x2x1xf32>, %dm: memref<1x3x1x40xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%dg : memref<2x3x2x1xf32>)
+  linalg.generic {indexing_maps = [#x4, #m4, #g4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%dx, %m : memref<2x3x2x40xf32>, memref<1x3x1x40xf32>) outs(%dg : memref<2x3x2x1xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %p, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%dm : memref<1x3x1x40xf32>)
+  linalg.generic {indexing_maps = [#x4, #g4, #m4], iterator_types = ["reduction", "parallel", "reduction", "parallel"]}
+      ins(%dx, %g : memref<2x3x2x40xf32>, memref<2x3x2x1xf32>) outs(%dm : memref<1x3x1x40xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %p, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// Not siblings, each lowered alone: something between them writes what
+// the first reads (dX), or one reads the other's output.
+// CHECK-LABEL: func.func @siblings_apart
+// CHECK-COUNT-2: gpu.launch
+// CHECK-LABEL: func.func @sibling_reads_output
+// CHECK-COUNT-2: gpu.launch
+func.func @siblings_apart(%dx: memref<2x3x2x40xf32>, %m: memref<1x3x1x40xf32>, %g: memref<2x3x2x1xf32>, %dg: memref<2x3x2x1xf32>, %dm: memref<1x3x1x40xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [#x4, #m4, #g4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%dx, %m : memref<2x3x2x40xf32>, memref<1x3x1x40xf32>) outs(%dg : memref<2x3x2x1xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %p, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%dx : memref<2x3x2x40xf32>)
+  linalg.generic {indexing_maps = [#x4, #g4, #m4], iterator_types = ["reduction", "parallel", "reduction", "parallel"]}
+      ins(%dx, %g : memref<2x3x2x40xf32>, memref<2x3x2x1xf32>) outs(%dm : memref<1x3x1x40xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %p, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @sibling_reads_output(%dx: memref<2x3x2x40xf32>, %m: memref<1x3x1x40xf32>, %dg: memref<2x3x2x1xf32>, %dm: memref<1x3x1x40xf32>) {
+  linalg.generic {indexing_maps = [#x4, #m4, #g4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%dx, %m : memref<2x3x2x40xf32>, memref<1x3x1x40xf32>) outs(%dg : memref<2x3x2x1xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %p, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#x4, #g4, #m4], iterator_types = ["reduction", "parallel", "reduction", "parallel"]}
+      ins(%dx, %dg : memref<2x3x2x40xf32>, memref<2x3x2x1xf32>) outs(%dm : memref<1x3x1x40xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %p, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}

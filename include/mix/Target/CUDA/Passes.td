@@ -389,7 +389,22 @@ def MixBlockReductionsPass
         tiles are fewer than about 264 blocks, the reduced elements are
         split over blocks in z (each group keeping at least 16) into a
         partial buffer (`gpu.alloc`), which a second launch, a thread an
-        output element, folds into the output before the buffer is freed.
+        output element, folds into the output before the buffer is freed;
+      * siblings, first: a rows reduction and a columns reduction over the
+        same loops that read one buffer through the same map, where the
+        rows one reduces only the innermost loop and the columns one keeps
+        it and reduces exactly the loops the rows one keeps but it does
+        not (a mixture's backward step: from dX (H, T, N, d), the gate's
+        gradient sums over d, the input's over H and N), with nothing in
+        between that writes what the earlier reads or touches what it
+        writes. One launch at the later one's place reads the buffer once
+        for both: a block for each index of the loops both keep, its
+        threads over the innermost loop; for each index of the other
+        loops in turn, each thread folds its elements into the rows'
+        register, reduced by the block as for rows, and into the columns'
+        accumulators, one a column in workgroup memory (at most 12288),
+        which only the thread owning the column touches; at the end each
+        thread folds its columns into the output.
     Runs on the host functions before `mix-launch-serial-ops`, so a
     reduction to a scalar gets a block rather than one thread, and a
     reduction over rows one launch rather than a host loop of launches.
