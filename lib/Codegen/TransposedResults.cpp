@@ -8,15 +8,19 @@
 // directly, through `memref.transpose` of it with the inverse permutation.
 // The library calls take any strides (a batch stride of f/H, a leading
 // dimension of f), so the copy's launch and its pass over twice the
-// result's bytes go.
+// result's bytes go. A plain copy into a view (a stream's kernel gradient
+// into its slice of all the kernels' gradient) is treated alike.
 //
 //===----------------------------------------------------------------------===//
 
+#include "mix/Codegen/BufferAliasing.h"
 #include "mix/Codegen/Codegen.h"
 #include "mix/Codegen/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 using namespace mlir::mix;
@@ -92,11 +96,132 @@ static bool writeInPlace(linalg::TransposeOp transpose) {
   return true;
 }
 
+/// \p view of shape \p shape reshaped by the inverse of \p reshape (a
+/// collapse becomes an expansion and back); null where the strides do not
+/// allow it.
+static Value invertReshape(OpBuilder &b, Operation *reshape, Value view) {
+  auto type = cast<MemRefType>(view.getType());
+  Location loc = reshape->getLoc();
+  if (auto collapse = dyn_cast<memref::CollapseShapeOp>(reshape)) {
+    ArrayRef<int64_t> shape = collapse.getSrcType().getShape();
+    if (failed(memref::ExpandShapeOp::computeExpandedType(
+            type, shape, collapse.getReassociationIndices())))
+      return nullptr;
+    return memref::ExpandShapeOp::create(b, loc, shape, view,
+                                         collapse.getReassociationIndices());
+  }
+  auto expand = cast<memref::ExpandShapeOp>(reshape);
+  if (!memref::CollapseShapeOp::isGuaranteedCollapsible(
+          type, expand.getReassociationIndices()))
+    return nullptr;
+  return memref::CollapseShapeOp::create(b, loc, view,
+                                         expand.getReassociationIndices());
+}
+
+/// Computes what \p copy copies (an allocation, through reshapes each used
+/// once) in its target, a view of an argument or of an earlier allocation
+/// (a stream's slice of a gradient); false (and nothing changed) unless
+/// only linalg ops before the copy use the allocation (and frees after
+/// it) and nothing between the allocation and the copy accesses the
+/// target's buffer.
+static bool writeInPlace(memref::CopyOp copy) {
+  Block *block = copy->getBlock();
+  SmallVector<Operation *> reshapes; // from the copy back to the allocation
+  Value source = copy.getSource();
+  while (Operation *def = source.getDefiningOp()) {
+    if (!isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(def) ||
+        !source.hasOneUse())
+      break;
+    reshapes.push_back(def);
+    source = def->getOperand(0);
+  }
+  memref::AllocOp alloc = getPlainAlloc(source, block);
+  if (!alloc)
+    return false;
+  for (Operation *user : alloc->getUsers()) {
+    if (!reshapes.empty() && user == reshapes.back())
+      continue;
+    if (reshapes.empty() && user == copy)
+      continue;
+    Operation *inBlock = block->findAncestorOpInBlock(*user);
+    if (!inBlock)
+      return false;
+    bool before = inBlock->isBeforeInBlock(copy);
+    if (isa<memref::DeallocOp>(user) ? before
+                                     : !before || !isa<linalg::LinalgOp>(user))
+      return false;
+  }
+  // The target: views, to be made again where the allocation was, of a
+  // buffer that exists there.
+  SmallVector<Operation *> views;
+  Value target = copy.getTarget();
+  while (Operation *def = target.getDefiningOp()) {
+    if (!isa<memref::SubViewOp, memref::CollapseShapeOp, memref::ExpandShapeOp>(
+            def))
+      break;
+    views.push_back(def);
+    target = def->getOperand(0);
+  }
+  auto arg = dyn_cast<BlockArgument>(target);
+  auto rootAlloc = target.getDefiningOp<memref::AllocOp>();
+  if (!(arg && arg.getOwner() == block) &&
+      !(rootAlloc && rootAlloc->getBlock() == block &&
+        rootAlloc->isBeforeInBlock(alloc)))
+    return false;
+  for (Operation *view : views)
+    for (Value operand : view->getOperands().drop_front())
+      if (!getConstantIntValue(operand))
+        return false; // a dynamic offset or size, maybe made later
+  for (Operation *op = alloc->getNextNode(); op != copy.getOperation();
+       op = op->getNextNode())
+    if (!leavesBufferAlone(op, target))
+      return false;
+
+  OpBuilder b(alloc);
+  IRMapping map;
+  SmallVector<Operation *> made;
+  for (Operation *view : llvm::reverse(views)) {
+    for (Value operand : view->getOperands().drop_front())
+      if (Operation *c = operand.getDefiningOp(); c && !map.contains(operand))
+        map.map(operand, b.clone(*c)->getResult(0));
+    made.push_back(b.clone(*view, map));
+  }
+  Value in = made.empty() ? target : made.back()->getResult(0);
+  for (Operation *reshape : reshapes) {
+    Value inverse = invertReshape(b, reshape, in);
+    if (!inverse) {
+      for (Operation *op : llvm::reverse(made))
+        op->erase();
+      return false;
+    }
+    made.push_back(inverse.getDefiningOp());
+    in = inverse;
+  }
+  if (cast<MemRefType>(in.getType()).getShape() != alloc.getType().getShape()) {
+    for (Operation *op : llvm::reverse(made))
+      op->erase();
+    return false;
+  }
+  copy->erase();
+  for (Operation *reshape : reshapes)
+    reshape->erase();
+  for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+    if (isa<memref::DeallocOp>(user))
+      user->erase();
+  alloc->replaceAllUsesWith(ValueRange{in});
+  alloc->erase();
+  return true;
+}
+
 void mlir::mix::writeTransposedResultsInPlace(FunctionOpInterface function) {
   SmallVector<linalg::TransposeOp> transposes;
   function.walk([&](linalg::TransposeOp t) { transposes.push_back(t); });
   for (linalg::TransposeOp t : transposes)
     writeInPlace(t);
+  SmallVector<memref::CopyOp> copies;
+  function.walk([&](memref::CopyOp c) { copies.push_back(c); });
+  for (memref::CopyOp c : copies)
+    writeInPlace(c);
 }
 
 namespace {

@@ -109,3 +109,43 @@ func.func @into_argument(%out: memref<3x2xf32>) {
   memref.dealloc %src : memref<2x3xf32>
   return
 }
+
+// A plain copy, through reshapes, into a slice of an out-parameter (one
+// stream's kernel gradient into the gradient of all the kernels): the
+// product writes the slice, through the inverse reshapes, made again where
+// the allocation was.
+// CHECK-LABEL: func.func @copied_into_slice
+// CHECK-SAME:    (%[[A:.*]]: memref<2x3x8xf32>, %[[B:.*]]: memref<2x8x4xf32>, %[[G:.*]]: memref<3x6x4xf32>)
+// CHECK-NEXT:    %[[S:.*]] = memref.subview %[[G]][1, 0, 0] [1, 6, 4] [1, 1, 1]
+// CHECK-NEXT:    %[[C:.*]] = memref.collapse_shape %[[S]] {{\[}}[0, 1, 2]]
+// CHECK-NEXT:    %[[E:.*]] = memref.expand_shape %[[C]] {{\[}}[0, 1, 2]] output_shape [2, 3, 4] : memref<24xf32, strided<[1], offset: 24>> into memref<2x3x4xf32, strided<[12, 4, 1], offset: 24>>
+// CHECK-NEXT:    linalg.batch_matmul ins(%[[A]], %[[B]] : {{.*}}) outs(%[[E]] : memref<2x3x4xf32, strided<[12, 4, 1], offset: 24>>)
+// CHECK-NOT:     memref.copy
+// CHECK-NOT:     memref.alloc
+func.func @copied_into_slice(%a: memref<2x3x8xf32>, %b: memref<2x8x4xf32>, %g: memref<3x6x4xf32>) {
+  %k = memref.alloc() : memref<2x3x4xf32>
+  linalg.batch_matmul ins(%a, %b : memref<2x3x8xf32>, memref<2x8x4xf32>) outs(%k : memref<2x3x4xf32>)
+  %flat = memref.collapse_shape %k [[0, 1, 2]] : memref<2x3x4xf32> into memref<24xf32>
+  %rows = memref.expand_shape %flat [[0, 1, 2]] output_shape [1, 6, 4] : memref<24xf32> into memref<1x6x4xf32>
+  %slot = memref.subview %g[1, 0, 0] [1, 6, 4] [1, 1, 1] : memref<3x6x4xf32> to memref<1x6x4xf32, strided<[24, 4, 1], offset: 24>>
+  memref.copy %rows, %slot : memref<1x6x4xf32> to memref<1x6x4xf32, strided<[24, 4, 1], offset: 24>>
+  memref.dealloc %k : memref<2x3x4xf32>
+  return
+}
+
+// Left alone: the out-parameter is written (filled) while the allocation
+// is computed, which writing in place would now overwrite.
+// CHECK-LABEL: func.func @target_written_between
+// CHECK:         memref.copy
+func.func @target_written_between(%a: memref<2x3x8xf32>, %b: memref<2x8x4xf32>, %g: memref<3x6x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %k = memref.alloc() : memref<2x3x4xf32>
+  linalg.batch_matmul ins(%a, %b : memref<2x3x8xf32>, memref<2x8x4xf32>) outs(%k : memref<2x3x4xf32>)
+  linalg.fill ins(%zero : f32) outs(%g : memref<3x6x4xf32>)
+  %flat = memref.collapse_shape %k [[0, 1, 2]] : memref<2x3x4xf32> into memref<24xf32>
+  %rows = memref.expand_shape %flat [[0, 1, 2]] output_shape [1, 6, 4] : memref<24xf32> into memref<1x6x4xf32>
+  %slot = memref.subview %g[1, 0, 0] [1, 6, 4] [1, 1, 1] : memref<3x6x4xf32> to memref<1x6x4xf32, strided<[24, 4, 1], offset: 24>>
+  memref.copy %rows, %slot : memref<1x6x4xf32> to memref<1x6x4xf32, strided<[24, 4, 1], offset: 24>>
+  memref.dealloc %k : memref<2x3x4xf32>
+  return
+}

@@ -96,8 +96,9 @@ void foldHeadTransposesIntoProducts(FunctionOpInterface function);
 void readTransposedOperandsInPlace(FunctionOpInterface function);
 
 /// On buffers: ops that compute a buffer which a linalg.transpose then
-/// copies into a fresh one compute it in that destination instead, through
-/// its transposed view.
+/// copies into a fresh one, or a memref.copy into a view of another buffer,
+/// compute it in that destination instead, through its transposed or
+/// reshaped view.
 void writeTransposedResultsInPlace(FunctionOpInterface function);
 
 /// On buffers: moves each `memref.dealloc` of a buffer allocated in the

@@ -198,7 +198,7 @@ def MixTransposedOperandsPass
 def MixTransposedResultsPass
     : InterfacePass<"mix-transposed-results",
                   "::mlir::FunctionOpInterface"> {
-  let summary = "Products write transposed results as views, not copies";
+  let summary = "Results computed in their copy's destination, not copied";
   let description = [{
     On buffers; the mirror of `mix-transposed-operands`. A
     `linalg.transpose` from an allocation that only linalg ops before it
@@ -211,6 +211,15 @@ def MixTransposedResultsPass
     wrote the head-major one that a copy then transposed. The destination
     is allocated where the source was. The cuda target runs it before its
     products become library calls, which take any strides.
+
+    A `memref.copy` from an allocation (through collapses and expansions,
+    each used once) into a view of an argument or of an earlier
+    allocation (static subviews and reshapes) is treated alike when
+    nothing between the allocation and the copy accesses the target's
+    buffer: the view is made again where the allocation was and the ops
+    compute in it, through the inverse reshapes (a stream's kernel
+    gradient written into its slice of the gradient of all the kernels,
+    where a copy launch moved it).
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
