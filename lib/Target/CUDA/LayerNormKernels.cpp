@@ -225,13 +225,37 @@ void lowerForward(FusedLayerNormBuffersOp op) {
     producer.erase();
 }
 
+/// Whether \p a and \p b are the same elements in the same order: the same
+/// allocation, each through collapses and expansions only, with identity
+/// layouts.
+bool sameElements(Value a, Value b) {
+  auto root = [](Value v) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (!isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(def))
+        break;
+      v = def->getOperand(0);
+    }
+    return v;
+  };
+  auto ta = dyn_cast<MemRefType>(a.getType());
+  auto tb = dyn_cast<MemRefType>(b.getType());
+  return ta && tb && ta.getLayout().isIdentity() &&
+         tb.getLayout().isIdentity() && ta.hasStaticShape() &&
+         tb.hasStaticShape() && ta.getNumElements() == tb.getNumElements() &&
+         root(a) == root(b) &&
+         isa_and_nonnull<memref::AllocOp, gpu::AllocOp>(
+             root(a).getDefiningOp());
+}
+
 /// The elementwise operation that consumes \p op's dinput, if it can run
 /// in the kernel's store of it (a residual gradient's add): a
 /// `linalg.generic` whose loops are all parallel, with identity maps on
 /// operands of dinput's type, that reads dinput and does not read its own
 /// output; dinput an allocation of its own that nothing else reads; and
 /// nothing in between that touches its operands, its output or dinput.
-/// Null if there is none.
+/// Its output may be dresult's buffer itself (the residual stream's
+/// gradient, updated in place): the kernel reads each element of dresult
+/// before the thread that owns it writes it. Null if there is none.
 linalg::GenericOp findDinputConsumer(FusedLayerNormGradBuffersOp op) {
   Value dinput = op.getDinput();
   if (!isa_and_nonnull<memref::AllocOp, gpu::AllocOp>(dinput.getDefiningOp()))
@@ -271,7 +295,8 @@ linalg::GenericOp findDinputConsumer(FusedLayerNormGradBuffersOp op) {
       return nullptr;
     if (v == consumer.getDpsInits()[0])
       for (Value r : read)
-        if (getBufferRoot(r) == root)
+        if (getBufferRoot(r) == root &&
+            !(r == op.getDresult() && sameElements(v, r)))
           return nullptr;
     touched.push_back(root);
   }
@@ -374,11 +399,13 @@ void lowerBackward(FusedLayerNormGradBuffersOp op,
             {
               OpBuilder::InsertionGuard inner(builder);
               builder.setInsertionPointToStart(inside.thenBlock());
+              // dresult's element is read before dinput's store, which
+              // may overwrite it (a residual gradient updated in place).
+              Value g = e.load(dy, {row, i});
               Value xhat = xhatAt(row, i, mean, rstd);
-              Value centred = e.subf(gAt(i), meanG);
+              Value centred = e.subf(e.mulf(g, e.load(w, {i})), meanG);
               Value d = e.subf(centred, e.mulf(xhat, meanGX));
               storeDinput(e.mulf(d, rstd), row, i);
-              Value g = e.load(dy, {row, i});
               scf::YieldOp::create(
                   builder, e.loc,
                   ValueRange{e.addf(acc[2 * k], e.mulf(g, xhat)),

@@ -88,3 +88,12 @@
 // CHECK: memref.load %[[T]]
 // CHECK: gpu.terminator
 // CHECK: memref.dealloc %[[T]]
+// The residual gradient's add into the buffer of the incoming gradient
+// (the same elements, through reshapes) runs in the kernel's store too.
+// CHECK-LABEL: func.func @grad_residual_in_place
+// CHECK: %[[DY:.*]] = memref.alloc() : memref<201x300xf32>
+// CHECK-NOT: memref.alloc()
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c201,
+// CHECK: memref.store %{{.*}}, %[[DY]]
+// CHECK-NOT: linalg.generic
+// CHECK: return

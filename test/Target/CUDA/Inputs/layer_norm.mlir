@@ -166,3 +166,33 @@ func.func @fwd_residual_freed(%a: memref<201x300xf32>, %r: memref<201x300xf32>,
         memref<201x300xf32>, memref<201xf32>, memref<201xf32>
   return
 }
+
+// The residual stream's gradient updated in place: the add's output is
+// the buffer of the LayerNorm's incoming gradient.
+func.func @grad_residual_in_place(%x: memref<201x300xf32>, %w: memref<300xf32>,
+                                  %mean: memref<201xf32>, %rstd: memref<201xf32>,
+                                  %dres: memref<201x300xf32>, %dw: memref<300xf32>,
+                                  %db: memref<300xf32>, %out: memref<201x300xf32>) {
+  %dy = memref.alloc() : memref<201x300xf32>
+  memref.copy %dres, %dy : memref<201x300xf32> to memref<201x300xf32>
+  %flat = memref.collapse_shape %dy [[0, 1]] : memref<201x300xf32> into memref<60300xf32>
+  %rows = memref.expand_shape %flat [[0, 1]] output_shape [201, 300] : memref<60300xf32> into memref<201x300xf32>
+  %dx = memref.alloc() : memref<201x300xf32>
+  mix.fused_layer_norm_grad_buffers %x, %w, %mean, %rstd, %rows
+      into %dx, %dw, %db
+      : memref<201x300xf32>, memref<300xf32>, memref<201xf32>,
+        memref<201xf32>, memref<201x300xf32>, memref<201x300xf32>,
+        memref<300xf32>, memref<300xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%dres, %dx : memref<201x300xf32>, memref<201x300xf32>)
+      outs(%dy : memref<201x300xf32>) {
+  ^bb0(%u: f32, %v: f32, %o: f32):
+    %s = arith.addf %u, %v : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %dx : memref<201x300xf32>
+  memref.copy %dy, %out : memref<201x300xf32> to memref<201x300xf32>
+  memref.dealloc %dy : memref<201x300xf32>
+  return
+}

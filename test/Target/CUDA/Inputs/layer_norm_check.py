@@ -4,7 +4,8 @@ emulator, on random inputs and compares them with PyTorch (float64):
 torch.nn.functional.layer_norm's result, each row's mean and 1/std, and
 the gradients of the input, the weight and the bias (autograd) for a
 random adjoint; and the same with a residual add before the LayerNorm and
-the residual gradient's add after its backward pass, which the kernels
+the residual gradient's add after its backward pass (also into the buffer
+of the incoming gradient itself), which the kernels
 take in.
 
 usage: layer_norm_check.py LIB.so
@@ -106,6 +107,19 @@ def check_residual(dev):
     ok &= report("residual dinput + dresidual", got_out, x.grad + dres)
     ok &= report("residual dweight", got_dw, w.grad)
     ok &= report("residual dbias", got_db, b.grad)
+    # The residual stream's gradient updated in place: dresult's buffer
+    # receives dinput + dresult.
+    x2 = x.detach().clone().requires_grad_()
+    w2 = w.detach().clone().requires_grad_()
+    b2 = b.detach().clone().requires_grad_()
+    torch.nn.functional.layer_norm(x2, (width,), w2, b2, EPS).backward(dres)
+    got_dw, got_db, got_out = dev.run(
+        "grad_residual_in_place", [x.detach().numpy(), w.detach().numpy(),
+                                   got_mean, got_rstd, dres.numpy()],
+        [(width,), (width,), shape])
+    ok &= report("in place dinput + dresult", got_out, x2.grad + dres)
+    ok &= report("in place dweight", got_dw, w2.grad)
+    ok &= report("in place dbias", got_db, b2.grad)
     return ok
 
 
