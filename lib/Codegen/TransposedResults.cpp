@@ -40,6 +40,25 @@ static memref::AllocOp getPlainAlloc(Value v, Block *block) {
   return alloc;
 }
 
+/// Whether only linalg ops before \p copy use \p alloc (besides \p reader,
+/// the copy's read of it) and only frees after it.
+static bool computedBefore(memref::AllocOp alloc, Operation *copy,
+                           Operation *reader) {
+  Block *block = copy->getBlock();
+  for (Operation *user : alloc->getUsers()) {
+    if (user == reader)
+      continue;
+    Operation *inBlock = block->findAncestorOpInBlock(*user);
+    if (!inBlock)
+      return false;
+    bool before = inBlock->isBeforeInBlock(copy);
+    if (isa<memref::DeallocOp>(user) ? before
+                                     : !before || !isa<linalg::LinalgOp>(user))
+      return false;
+  }
+  return true;
+}
+
 /// Computes what \p transpose copies in its destination; false (and
 /// nothing changed) unless the source is an allocation that only linalg
 /// ops before the copy use (and frees after it), and the destination an
@@ -52,17 +71,8 @@ static bool writeInPlace(linalg::TransposeOp transpose) {
   memref::AllocOp target = getPlainAlloc(transpose.getInit(), block);
   if (!source || !target || source == target)
     return false;
-  for (Operation *user : source->getUsers()) {
-    if (user == transpose)
-      continue;
-    Operation *inBlock = block->findAncestorOpInBlock(*user);
-    if (!inBlock)
-      return false;
-    bool before = inBlock->isBeforeInBlock(transpose);
-    if (isa<memref::DeallocOp>(user) ? before
-                                     : !before || !isa<linalg::LinalgOp>(user))
-      return false;
-  }
+  if (!computedBefore(source, transpose, transpose))
+    return false;
   for (Operation *user : target->getUsers()) {
     Operation *inBlock = block->findAncestorOpInBlock(*user);
     if (!inBlock || (user != transpose && !transpose->isBeforeInBlock(inBlock)))
@@ -138,19 +148,9 @@ static bool writeInPlace(memref::CopyOp copy) {
   memref::AllocOp alloc = getPlainAlloc(source, block);
   if (!alloc)
     return false;
-  for (Operation *user : alloc->getUsers()) {
-    if (!reshapes.empty() && user == reshapes.back())
-      continue;
-    if (reshapes.empty() && user == copy)
-      continue;
-    Operation *inBlock = block->findAncestorOpInBlock(*user);
-    if (!inBlock)
-      return false;
-    bool before = inBlock->isBeforeInBlock(copy);
-    if (isa<memref::DeallocOp>(user) ? before
-                                     : !before || !isa<linalg::LinalgOp>(user))
-      return false;
-  }
+  if (!computedBefore(alloc, copy,
+                      reshapes.empty() ? copy.getOperation() : reshapes.back()))
+    return false;
   // The target: views, to be made again where the allocation was, of a
   // buffer that exists there.
   SmallVector<Operation *> views;
