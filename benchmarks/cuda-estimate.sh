@@ -7,11 +7,12 @@
 # streams and multi_head gating, at batch 16 and sequence 1024 with BF16
 # products:
 #   1. compiles each for the CUDA emulator (mixc --target cuda --emulate);
-#   2. runs one training step with the emulator in count-only mode
+#   2. runs two training steps with the emulator in count-only mode
 #      (MIXEMU_COUNT_ONLY=1: every launch, product and copy is checked and
 #      counted but not run, so a step that would take the emulator hours
 #      takes a minute) and the profile on (MIXRT_CUDA_PROFILE=1);
-#   3. prints, from that step's report (benchmarks/cuda_estimate.py), the
+#   3. prints, from the second step's report (the first run as CUDA
+#      graphs; benchmarks/cuda_estimate.py), the
 #      kernel launches, bytes, GEMM FLOPs, the runtime's H200 estimate and
 #      the model-FLOPs utilisation it implies.
 # Nothing is timed: the figures are counts and an estimate made of them
@@ -119,7 +120,7 @@ run_model() {
   echo "cuda-estimate.sh: one training step of $name, counted only" >&2
   rm -rf "$dir/run"
   if ! "${TIME[@]}" env MIXEMU_COUNT_ONLY=1 MIXRT_CUDA_PROFILE=1 nice -n 10 \
-      "$MIXRUN" train "$dir/package" --data "$DATA" --steps 1 \
+      "$MIXRUN" train "$dir/package" --data "$DATA" --steps 2 \
       --eval-batches 1 --out "$dir/run" > "$dir/train.out" 2> "$dir/run.time"; then
     without_time < "$dir/run.time" | grep -v "^  " | tail -n 3 >&2
     return 1

@@ -30,12 +30,14 @@ BF16_PEAK = 989e12
 
 
 def step_report(log):
-    """The first training step's report: its heading's counts, its kernel
+    """The second training step's report, the first that runs as CUDA
+    graphs (the first call of each entry point plans its memory and is not
+    captured; the counts are the same): its heading's counts, its kernel
     table, its product sites and its estimate's parts (ms)."""
     lines = open(log).read().splitlines()
     for i, line in enumerate(lines):
         h = HEADING.match(line)
-        if not h or not h["title"].startswith("step 1 "):
+        if not h or not h["title"].startswith("step 2 "):
             continue
         kernels, sites = [], []
         j = i + 1
@@ -53,7 +55,7 @@ def step_report(log):
                     ("total", "kernels", "arithmetic", "products", "launches",
                      "copies")}
         return h, kernels, sites, estimate
-    sys.exit(f"cuda_estimate: {log}: no profile of step 1 (did the run "
+    sys.exit(f"cuda_estimate: {log}: no profile of step 2 (did the run "
              "fail?)")
 
 

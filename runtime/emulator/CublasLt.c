@@ -488,12 +488,12 @@ static float geluDerivative(float x) {
 
 static cublasStatus_t
 emuMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
-               const void *alpha, const void *A, cublasLtMatrixLayout_t Adesc,
-               const void *B, cublasLtMatrixLayout_t Bdesc, const void *beta,
-               const void *C, cublasLtMatrixLayout_t Cdesc, void *D,
-               cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t *algo,
-               void *workspace, size_t workspaceSizeInBytes,
-               cudaStream_t stream) {
+          const void *alpha, const void *A, cublasLtMatrixLayout_t Adesc,
+          const void *B, cublasLtMatrixLayout_t Bdesc, const void *beta,
+          const void *C, cublasLtMatrixLayout_t Cdesc, void *D,
+          cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t *algo,
+          void *workspace, size_t workspaceSizeInBytes, cudaStream_t stream,
+          int compute) {
   (void)workspace; /* the emulator needs none */
   (void)workspaceSizeInBytes;
   if (!lightHandle || !alpha || !beta || !A || !B || !D)
@@ -564,6 +564,8 @@ emuMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
       (aux && !biasInRange(aux, ((uint64_t)s.n - 1) * (uint64_t)auxLd + s.m,
                            "pre-activation")))
     return CUBLAS_STATUS_SUCCESS;
+  if (!compute) /* captured: checked, computed when the graph runs */
+    return CUBLAS_STATUS_SUCCESS;
   if (mixemuCountOnly()) { /* checked, counted, not computed */
     ++mixemuProfileCounters.matmuls;
     mixemuProfileCounters.matmulFlops +=
@@ -629,6 +631,69 @@ emuMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
   return CUBLAS_STATUS_SUCCESS;
 }
 
+/* A product recorded by a capture: its arguments, with the descriptors
+   and scalars copied (the support code may change or destroy them before
+   the graph runs; cuBLASLt reads host scalars when the call is made). */
+typedef struct {
+  cublasLtHandle_t handle;
+  struct cublasLtMatmulDescOpaque_t desc;
+  struct cublasLtMatrixLayoutOpaque_t layouts[4]; /* A, B, C, D */
+  cublasLtMatmulAlgo_t algo;
+  int haveAlgo;
+  float alpha, beta;
+  const void *A, *B, *C;
+  void *D, *workspace;
+  size_t workspaceSize;
+} MatmulNode;
+
+static CUresult runMatmulNode(void *payload) {
+  MatmulNode *n = (MatmulNode *)payload;
+  mixemuDeviceAccess(1);
+  cublasStatus_t status = emuMatmul(
+      n->handle, &n->desc, &n->alpha, n->A, &n->layouts[0], n->B,
+      &n->layouts[1], &n->beta, n->C, &n->layouts[2], n->D, &n->layouts[3],
+      n->haveAlgo ? &n->algo : NULL, n->workspace, n->workspaceSize, NULL,
+      /*compute=*/1);
+  mixemuDeviceAccess(0);
+  if (status == CUBLAS_STATUS_SUCCESS)
+    return mixemuCheckContext(); /* a fault it left is sticky */
+  return mixemuError(CUDA_ERROR_LAUNCH_FAILED,
+                     "a cublasLtMatmul node of the graph failed with cuBLASLt "
+                     "status %d",
+                     (int)status);
+}
+
+static cublasStatus_t
+captureMatmul(CUgraph graph, cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
+              const void *alpha, const void *A, cublasLtMatrixLayout_t Adesc,
+              const void *B, cublasLtMatrixLayout_t Bdesc, const void *beta,
+              const void *C, cublasLtMatrixLayout_t Cdesc, void *D,
+              cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t *algo,
+              void *workspace, size_t workspaceSize) {
+  MatmulNode *n = (MatmulNode *)calloc(1, sizeof *n);
+  if (!n)
+    return fail(CUBLAS_STATUS_ALLOC_FAILED, "cublasLtMatmul: no memory");
+  n->handle = handle;
+  n->desc = *desc;
+  n->layouts[0] = *Adesc;
+  n->layouts[1] = *Bdesc;
+  n->layouts[2] = *(Cdesc ? Cdesc : Ddesc);
+  n->layouts[3] = *Ddesc;
+  if ((n->haveAlgo = algo != NULL))
+    n->algo = *algo;
+  memcpy(&n->alpha, alpha, sizeof n->alpha);
+  memcpy(&n->beta, beta, sizeof n->beta);
+  n->A = A;
+  n->B = B;
+  n->C = C;
+  n->D = D;
+  n->workspace = workspace;
+  n->workspaceSize = workspaceSize;
+  if (mixemuAddNode(graph, runMatmulNode, n, "cublasLtMatmul") != CUDA_SUCCESS)
+    return fail(CUBLAS_STATUS_ALLOC_FAILED, mixemu_last_error());
+  return CUBLAS_STATUS_SUCCESS;
+}
+
 /* The product reads and writes device memory; the host may not. */
 cublasStatus_t
 cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
@@ -638,10 +703,18 @@ cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
                cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t *algo,
                void *workspace, size_t workspaceSizeInBytes,
                cudaStream_t stream) {
+  CUgraph graph;
+  if (mixemuCaptureOf((CUstream)stream, "cublasLtMatmul", &graph) !=
+      CUDA_SUCCESS)
+    return fail(CUBLAS_STATUS_EXECUTION_FAILED, mixemu_last_error());
   mixemuDeviceAccess(1);
   cublasStatus_t status = emuMatmul(
       lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D,
-      Ddesc, algo, workspace, workspaceSizeInBytes, stream);
+      Ddesc, algo, workspace, workspaceSizeInBytes, stream, !graph);
   mixemuDeviceAccess(0);
-  return status;
+  if (status != CUBLAS_STATUS_SUCCESS || !graph)
+    return status;
+  return captureMatmul(graph, lightHandle, computeDesc, alpha, A, Adesc, B,
+                       Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace,
+                       workspaceSizeInBytes);
 }

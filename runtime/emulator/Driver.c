@@ -101,6 +101,8 @@ static const ErrorInfo errorInfo[] = {
      "invalid device context"},
     {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE",
      "invalid resource handle"},
+    {CUDA_ERROR_ILLEGAL_STATE, "CUDA_ERROR_ILLEGAL_STATE",
+     "the operation cannot be performed in the present state"},
     {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
     {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS",
@@ -111,6 +113,17 @@ static const ErrorInfo errorInfo[] = {
      "unspecified launch failure"},
     {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED",
      "operation not supported"},
+    {CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+     "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+     "operation not permitted when stream is capturing"},
+    {CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
+     "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+     "operation failed due to a previous error during capture"},
+    {CUDA_ERROR_STREAM_CAPTURE_UNMATCHED, "CUDA_ERROR_STREAM_CAPTURE_UNMATCHED",
+     "the capture was not initiated in this stream"},
+    {CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT",
+     "operation would make the legacy stream depend on a capturing blocking "
+     "stream"},
     {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
 
@@ -402,6 +415,7 @@ CUresult cuStreamDestroy(CUstream hStream) {
   for (struct CUstream_st **link = &streams; *link; link = &(*link)->next)
     if (*link == hStream) {
       *link = hStream->next;
+      mixemuForgetCapture(hStream);
       free(hStream);
       return CUDA_SUCCESS;
     }
@@ -411,17 +425,22 @@ CUresult cuStreamDestroy(CUstream hStream) {
 }
 
 CUresult cuStreamSynchronize(CUstream hStream) {
+  const char *what = "cuStreamSynchronize";
   CUresult status = mixemuCheckContext();
-  return status != CUDA_SUCCESS
-             ? status
-             : mixemuCheckStream(hStream, "cuStreamSynchronize");
+  if (status == CUDA_SUCCESS)
+    status = mixemuCheckStream(hStream, what);
+  return status != CUDA_SUCCESS ? status
+                                : mixemuCheckNotCapturing(hStream, what);
 }
 
 /* Work is done when it is queued: a stream is always idle. */
 CUresult cuStreamQuery(CUstream hStream) {
+  const char *what = "cuStreamQuery";
   CUresult status = mixemuCheckContext();
+  if (status == CUDA_SUCCESS)
+    status = mixemuCheckStream(hStream, what);
   return status != CUDA_SUCCESS ? status
-                                : mixemuCheckStream(hStream, "cuStreamQuery");
+                                : mixemuCheckNotCapturing(hStream, what);
 }
 
 /* ---- Profile ----------------------------------------------------------- */

@@ -3,15 +3,17 @@
  * The emulator (runtime/emulator) is split by API area: Driver.c (errors,
  * the device, its context and streams), Memory.c (the device memory
  * arena and copies), Launch.c (modules, kernel lookup and launches),
- * Fibers.c (a block's threads as fibers, for barriers and shuffles) and
- * CublasLt.c (matrix products). This header is their common state: the
- * error and context checks every driver call starts with, the arena's
- * queries, count-only mode, and the profile counters. Not installed; not
- * part of any ABI.
+ * Fibers.c (a block's threads as fibers, for barriers and shuffles),
+ * Graph.c (stream capture and graphs) and CublasLt.c (matrix products). This
+ *header is their common state: the error and context checks every driver call
+ *starts with, the arena's queries, count-only mode, and the profile counters.
+ *Not installed; not part of any ABI.
  *
  * The emulator is single-threaded: the support code calls it from one
  * thread, and everything it runs is synchronous (a stream is only a
- * handle: work is done before the call that queues it returns).
+ * handle: work is done before the call that queues it returns, unless the
+ * stream is capturing: then it is recorded and runs when the graph is
+ * launched).
  *
  *===----------------------------------------------------------------------===*/
 
@@ -141,6 +143,40 @@ void mixemuRunBlockOnFibers(mixemu_launch_fn launch, void **params,
    failure: the fiber is abandoned and the launch ends. */
 int mixemuOnFiber(void);
 void mixemuAbandonFiber(void) MIXEMU_NORETURN;
+
+/* ---- Stream capture (Graph.c) ------------------------------------------ */
+
+/* A node of a graph: does what the call it records would have done, with
+   the arguments that call copied when it was captured (payload, malloc'd
+   and owned by the graph). Returns what the call would have. */
+typedef CUresult (*MixEmuNodeFn)(void *payload);
+
+/* The start of every call that queues work on `stream` (named `what` in
+   messages): CUDA_SUCCESS with *graph the graph `stream` is capturing
+   into (NULL: not capturing, run the work now), or the error: the
+   stream's capture was invalidated, or `stream` is the legacy stream
+   while another stream captures (an implicit dependency, which
+   invalidates that capture). */
+CUresult mixemuCaptureOf(CUstream stream, const char *what, CUgraph *graph);
+
+/* Appends a node to `graph`, which takes `payload` (freed if this fails:
+   out of memory, which invalidates the capture). */
+CUresult mixemuAddNode(CUgraph graph, MixEmuNodeFn run, void *payload,
+                       const char *what);
+
+/* The start of a call that does not queue on a stream but acts at once
+   (cuMemAlloc, cuMemFree): while a capture not begun in RELAXED mode is
+   active, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, and the capture is
+   invalidated (its graph would not replay the call); else CUDA_SUCCESS. */
+CUresult mixemuCheckUnsafeCall(const char *what);
+
+/* The start of a call that waits for or queries `stream` (a
+   synchronization): CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, invalidating
+   the capture, if `stream` is capturing; else CUDA_SUCCESS. */
+CUresult mixemuCheckNotCapturing(CUstream stream, const char *what);
+
+/* Ends the capture of a stream being destroyed, if any. */
+void mixemuForgetCapture(CUstream stream);
 
 /* ---- Profile ----------------------------------------------------------- */
 

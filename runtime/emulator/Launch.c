@@ -494,11 +494,11 @@ static CUresult checkLimits(const struct CUfunc_st *f, const unsigned g[3],
   return CUDA_SUCCESS;
 }
 
-static CUresult emuLaunchKernel(CUfunction f, unsigned int gridDimX,
-                        unsigned int gridDimY, unsigned int gridDimZ,
-                        unsigned int blockDimX, unsigned int blockDimY,
-                        unsigned int blockDimZ, unsigned int sharedMemBytes,
-                        CUstream hStream, void **kernelParams, void **extra) {
+/* The checks a launch makes when it is queued (run or captured). */
+static CUresult checkLaunch(CUfunction f, const unsigned g[3],
+                            const unsigned b[3], unsigned sharedMemBytes,
+                            CUstream hStream, void **kernelParams,
+                            void **extra) {
   CUresult status = mixemuCheckContext();
   if (status != CUDA_SUCCESS)
     return status;
@@ -511,8 +511,6 @@ static CUresult emuLaunchKernel(CUfunction f, unsigned int gridDimX,
                        "kernel %s launches kernel %s: the emulator does not "
                        "run launches from the device",
                        running.function->name, f->name);
-  const unsigned g[3] = {gridDimX, gridDimY, gridDimZ};
-  const unsigned b[3] = {blockDimX, blockDimY, blockDimZ};
   if ((status = checkLimits(f, g, b, sharedMemBytes)) != CUDA_SUCCESS)
     return status;
   if (extra)
@@ -524,6 +522,14 @@ static CUresult emuLaunchKernel(CUfunction f, unsigned int gridDimX,
     return mixemuError(CUDA_ERROR_INVALID_VALUE,
                        "kernel %s takes %lld parameters; kernelParams is null",
                        f->name, (long long)f->nparams);
+  return CUDA_SUCCESS;
+}
+
+/* Runs a checked launch; the kernels may touch device memory while they
+   run, the host may not. */
+static CUresult runLaunch(struct CUfunc_st *f, const unsigned g[3],
+                          const unsigned b[3], unsigned sharedMemBytes,
+                          void **kernelParams) {
   uint64_t threads = (uint64_t)g[0] * g[1] * g[2] * b[0] * b[1] * b[2];
   if (mixemuCountOnly()) { /* checked, counted, not run */
     ++mixemuProfileCounters.launches;
@@ -535,31 +541,76 @@ static CUresult emuLaunchKernel(CUfunction f, unsigned int gridDimX,
     return mixemuError(CUDA_ERROR_OUT_OF_MEMORY,
                        "kernel %s: no memory for the blocks' shared memory",
                        f->name);
+  mixemuDeviceAccess(1);
   running.function = f;
   if (setjmp(running.exit)) {
     running.function = NULL;
     running.thread = NULL;
+    mixemuDeviceAccess(0);
     return running.status; /* the message is recorded, and sticky */
   }
   runGrid(f, kernelParams, g, b, shared, sharedMemBytes);
   running.function = NULL;
   running.thread = NULL;
+  mixemuDeviceAccess(0);
   ++mixemuProfileCounters.launches;
   mixemuProfileCounters.threads += threads;
   return CUDA_SUCCESS;
 }
 
-/* The kernels may touch device memory while they run; the host may not. */
+/* A launch recorded by a capture: the kernel, its shape, and the values
+   of its parameters (8 bytes each, cuFuncGetParamInfo) when captured. */
+typedef struct {
+  struct CUfunc_st *function;
+  unsigned grid[3], block[3], sharedMemBytes;
+  void **params;     /* params[i] = &values[i] */
+  uint64_t values[]; /* then the pointers */
+} LaunchNode;
+
+static CUresult runLaunchNode(void *payload) {
+  LaunchNode *n = (LaunchNode *)payload;
+  CUresult status = mixemuCheckContext();
+  return status != CUDA_SUCCESS ? status
+                                : runLaunch(n->function, n->grid, n->block,
+                                            n->sharedMemBytes, n->params);
+}
+
+static CUresult captureLaunch(CUgraph graph, struct CUfunc_st *f,
+                              const unsigned g[3], const unsigned b[3],
+                              unsigned sharedMemBytes, void **kernelParams) {
+  size_t count = (size_t)f->nparams;
+  LaunchNode *n = (LaunchNode *)malloc(
+      sizeof(LaunchNode) + count * (sizeof(uint64_t) + sizeof(void *)));
+  if (!n)
+    return mixemuError(CUDA_ERROR_OUT_OF_MEMORY, "cuLaunchKernel of %s",
+                       f->name);
+  n->function = f;
+  memcpy(n->grid, g, sizeof n->grid);
+  memcpy(n->block, b, sizeof n->block);
+  n->sharedMemBytes = sharedMemBytes;
+  n->params = (void **)(n->values + count);
+  for (size_t i = 0; i < count; ++i) {
+    memcpy(&n->values[i], kernelParams[i], sizeof(uint64_t));
+    n->params[i] = &n->values[i];
+  }
+  return mixemuAddNode(graph, runLaunchNode, n, "cuLaunchKernel");
+}
+
 CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX,
                         unsigned int gridDimY, unsigned int gridDimZ,
                         unsigned int blockDimX, unsigned int blockDimY,
                         unsigned int blockDimZ, unsigned int sharedMemBytes,
                         CUstream hStream, void **kernelParams, void **extra) {
-  mixemuDeviceAccess(1);
-  CUresult status = emuLaunchKernel(f, gridDimX, gridDimY, gridDimZ,
-                                    blockDimX, blockDimY, blockDimZ,
-                                    sharedMemBytes, hStream, kernelParams,
-                                    extra);
-  mixemuDeviceAccess(0);
-  return status;
+  const unsigned g[3] = {gridDimX, gridDimY, gridDimZ};
+  const unsigned b[3] = {blockDimX, blockDimY, blockDimZ};
+  CUresult status =
+      checkLaunch(f, g, b, sharedMemBytes, hStream, kernelParams, extra);
+  if (status != CUDA_SUCCESS)
+    return status;
+  CUgraph graph;
+  if ((status = mixemuCaptureOf(hStream, "cuLaunchKernel", &graph)) !=
+      CUDA_SUCCESS)
+    return status;
+  return graph ? captureLaunch(graph, f, g, b, sharedMemBytes, kernelParams)
+               : runLaunch(f, g, b, sharedMemBytes, kernelParams);
 }

@@ -275,7 +275,8 @@ static int growAllocations(void) {
 
 CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize) {
   CUresult status = mixemuCheckContext();
-  if (status != CUDA_SUCCESS)
+  if (status != CUDA_SUCCESS ||
+      (status = mixemuCheckUnsafeCall("cuMemAlloc")) != CUDA_SUCCESS)
     return status;
   if (!dptr || bytesize == 0)
     return mixemuError(CUDA_ERROR_INVALID_VALUE, "cuMemAlloc: %s",
@@ -326,7 +327,8 @@ CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize) {
 
 CUresult cuMemFree(CUdeviceptr dptr) {
   CUresult status = mixemuCheckContext();
-  if (status != CUDA_SUCCESS || dptr == 0)
+  if (status != CUDA_SUCCESS || dptr == 0 ||
+      (status = mixemuCheckUnsafeCall("cuMemFree")) != CUDA_SUCCESS)
     return status;
   uintptr_t p = (uintptr_t)dptr;
   size_t i = upperBound(p);
@@ -468,8 +470,80 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
   return CUDA_SUCCESS;
 }
 
+/* ---- Copies and memsets as graph nodes -------------------------------- */
+
+/* A copy or memset recorded by a capture: what it was called with. */
+typedef struct {
+  CUdeviceptr dst, src;
+  size_t count; /* bytes of a copy, words of a memset */
+  unsigned value;
+} DeviceWrite;
+
+static CUresult runCopyNode(void *payload) {
+  const DeviceWrite *w = (const DeviceWrite *)payload;
+  mixemuDeviceAccess(1);
+  CUresult status = emuMemcpyDtoDAsync(w->dst, w->src, w->count, NULL);
+  mixemuDeviceAccess(0);
+  return status;
+}
+
+static CUresult runMemsetNode(void *payload) {
+  const DeviceWrite *w = (const DeviceWrite *)payload;
+  mixemuDeviceAccess(1);
+  CUresult status = emuMemsetD32Async(w->dst, w->value, w->count, NULL);
+  mixemuDeviceAccess(0);
+  return status;
+}
+
+/* Records a copy or memset in `graph` after the checks the call makes now
+   (so that a bad one fails where it is captured, not when it runs). */
+static CUresult captureWrite(CUgraph graph, MixEmuNodeFn run, DeviceWrite w,
+                             const char *what) {
+  CUresult status = beginCopy(NULL, what);
+  if (status != CUDA_SUCCESS)
+    return status;
+  if (run == runCopyNode) {
+    status =
+        mixemuCheckRange((uintptr_t)w.src, w.count, "cuMemcpyDtoDAsync source");
+    if (status == CUDA_SUCCESS)
+      status = mixemuCheckRange((uintptr_t)w.dst, w.count,
+                                "cuMemcpyDtoDAsync destination");
+  } else if (w.dst % 4 != 0 || w.count > SIZE_MAX / 4)
+    status = mixemuError(CUDA_ERROR_INVALID_VALUE,
+                         "cuMemsetD32Async: 0x%llx is not 4-byte aligned or "
+                         "%zu words are too many",
+                         (unsigned long long)w.dst, w.count);
+  else
+    status =
+        mixemuCheckRange((uintptr_t)w.dst, 4 * w.count, "cuMemsetD32Async");
+  if (status != CUDA_SUCCESS)
+    return status;
+  DeviceWrite *payload = (DeviceWrite *)malloc(sizeof w);
+  if (!payload)
+    return mixemuError(CUDA_ERROR_OUT_OF_MEMORY, "%s", what);
+  *payload = w;
+  return mixemuAddNode(graph, run, payload, what);
+}
+
+/* A graph cannot copy pageable host memory, and all the emulator's host
+   memory is pageable. */
+static CUresult refuseHostCopy(CUstream stream, const char *what) {
+  CUgraph graph;
+  CUresult status = mixemuCaptureOf(stream, what, &graph);
+  if (status != CUDA_SUCCESS || !graph)
+    return status;
+  mixemuCheckNotCapturing(stream, what); /* invalidates the capture */
+  return mixemuError(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+                     "%s on a capturing stream: the host memory is pageable, "
+                     "which a graph cannot copy (the capture is invalidated)",
+                     what);
+}
+
 CUresult cuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void *srcHost,
                            size_t ByteCount, CUstream hStream) {
+  CUresult refused = refuseHostCopy(hStream, "cuMemcpyHtoDAsync");
+  if (refused != CUDA_SUCCESS)
+    return refused;
   mixemuDeviceAccess(1);
   CUresult status = emuMemcpyHtoDAsync(dstDevice, srcHost, ByteCount, hStream);
   mixemuDeviceAccess(0);
@@ -478,6 +552,9 @@ CUresult cuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void *srcHost,
 
 CUresult cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr srcDevice,
                            size_t ByteCount, CUstream hStream) {
+  CUresult refused = refuseHostCopy(hStream, "cuMemcpyDtoHAsync");
+  if (refused != CUDA_SUCCESS)
+    return refused;
   mixemuDeviceAccess(1);
   CUresult status = emuMemcpyDtoHAsync(dstHost, srcDevice, ByteCount, hStream);
   mixemuDeviceAccess(0);
@@ -486,6 +563,14 @@ CUresult cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr srcDevice,
 
 CUresult cuMemcpyDtoDAsync(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
                            size_t ByteCount, CUstream hStream) {
+  CUgraph graph;
+  CUresult captured = mixemuCaptureOf(hStream, "cuMemcpyDtoDAsync", &graph);
+  if (captured != CUDA_SUCCESS)
+    return captured;
+  if (graph) {
+    DeviceWrite w = {dstDevice, srcDevice, ByteCount, 0};
+    return captureWrite(graph, runCopyNode, w, "cuMemcpyDtoDAsync");
+  }
   mixemuDeviceAccess(1);
   CUresult status = emuMemcpyDtoDAsync(dstDevice, srcDevice, ByteCount, hStream);
   mixemuDeviceAccess(0);
@@ -494,6 +579,14 @@ CUresult cuMemcpyDtoDAsync(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
 
 CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N,
                           CUstream hStream) {
+  CUgraph graph;
+  CUresult captured = mixemuCaptureOf(hStream, "cuMemsetD32Async", &graph);
+  if (captured != CUDA_SUCCESS)
+    return captured;
+  if (graph) {
+    DeviceWrite w = {dstDevice, 0, N, ui};
+    return captureWrite(graph, runMemsetNode, w, "cuMemsetD32Async");
+  }
   mixemuDeviceAccess(1);
   CUresult status = emuMemsetD32Async(dstDevice, ui, N, hStream);
   mixemuDeviceAccess(0);

@@ -559,6 +559,17 @@ ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
       mixemuCheckStream(stream, what) != CUDA_SUCCESS)
     return failWith(ncclUnhandledCudaError, "%s: %s", what,
                     mixemu_last_error());
+  CUgraph graph;
+  if (mixemuCaptureOf((CUstream)stream, what, &graph) != CUDA_SUCCESS)
+    return failWith(ncclUnhandledCudaError, "%s: %s", what,
+                    mixemu_last_error());
+  if (graph) {
+    mixemuCheckNotCapturing((CUstream)stream, what); /* invalidates it */
+    return failWith(ncclInvalidUsage,
+                    "%s on a capturing stream: the emulated NCCL does not "
+                    "capture collectives (the capture is invalidated)",
+                    what);
+  }
   if (count == 0)
     return ncclSuccess;
   if (count > SIZE_MAX / sizeof(float))

@@ -17,6 +17,8 @@
  *  - mixrt_nccl_*: the gradients' average over the ranks of a multi-GPU
  *    run, on the devices, through NCCL (opened only when a run needs it),
  *    with a deadline so that a dead rank ends the run instead of hanging;
+ *  - mixrt_device_begin_graph: every call of an entry point after the
+ *    first as one CUDA graph, captured once and launched after;
  *  - mixrt_device_profile: with MIXRT_CUDA_PROFILE=1, what the device did
  *    (launches by kernel with the compiler's estimate of their bytes,
  *    products by call site, memsets, copies), for the runtime's report.
@@ -42,10 +44,16 @@ static char mixrtError[1024];
 
 static int failed(void) { return mixrtError[0] != 0; }
 
+/* The entry point whose call is being captured as a CUDA graph, or -1. */
+static int capturingEntry = -1;
+
 static void setError(const char *what, const char *detail) {
   if (failed())
     return;
-  snprintf(mixrtError, sizeof mixrtError, "%s: %s", what, detail);
+  snprintf(mixrtError, sizeof mixrtError, "%s: %s%s", what, detail,
+           capturingEntry >= 0 ? " (while capturing the call as a CUDA graph; "
+                                 "MIXRT_CUDA_GRAPH=0 runs without graphs)"
+                               : "");
 }
 
 static int checkCu(CUresult status, const char *what) {
@@ -258,10 +266,16 @@ void mgpuMemFree(void *ptr, CUstream s) {
 /* Ends a call: waits for the stream; after the first call of an entry,
    frees its allocations and plans its pool. Returns 0, or -1 with the
    first error's message in mixrt_device_error(). */
+static void endCapture(void);
+static int replaying; /* this call launched its entry's graph */
+
 int mixrt_device_end(void) {
+  if (capturingEntry >= 0)
+    endCapture();
   if (ready)
     checkCu(cuStreamSynchronize(stream), "the kernels of the step");
-  Plan *plan = currentEntry >= 0 ? &plans[currentEntry] : NULL;
+  Plan *plan = currentEntry >= 0 && !replaying ? &plans[currentEntry] : NULL;
+  replaying = 0;
   if (plan && !plan->planned) {
     for (int64_t i = 0; i < recordedCount; ++i)
       cuMemFree(recorded[i]);
@@ -456,27 +470,31 @@ static void printProfile(const char *title) {
   int64_t used = 0;
   for (int64_t i = 0; i < numKernelCounts; ++i)
     used += kernelCounts[i].launches > 0;
-  fprintf(stderr,
-          "mixrt cuda profile: %s: %llu kernel launches (%lld kernels), "
-          "%llu bytes read and %llu written, %.6g GFLOP of arithmetic "
-          "and %.6g on the tensor cores (compiler's estimate); %llu "
-          "memsets (%llu bytes); %llu products (%.6g GFLOP, %s); copies: "
-          "%llu to the device (%llu bytes), %llu from it (%llu bytes), %llu "
-          "on it (%llu bytes)\n",
-          title ? title : "", (unsigned long long)counts.launches,
-          (long long)used, (unsigned long long)counts.kernelBytesRead,
-          (unsigned long long)counts.kernelBytesWritten,
-          counts.kernelFlops * 1e-9, counts.kernelMmaFlops * 1e-9,
-          (unsigned long long)counts.memsets,
-          (unsigned long long)counts.memsetBytes,
-          (unsigned long long)counts.matmuls, counts.matmulFlops * 1e-9,
-          counts.matmulBF16 ? "BF16" : "TF32",
-          (unsigned long long)counts.copies[0],
-          (unsigned long long)counts.copyBytes[0],
-          (unsigned long long)counts.copies[1],
-          (unsigned long long)counts.copyBytes[1],
-          (unsigned long long)counts.copies[2],
-          (unsigned long long)counts.copyBytes[2]);
+  fprintf(
+      stderr,
+      "mixrt cuda profile: %s: %llu kernel launches (%lld kernels), "
+      "%llu bytes read and %llu written, %.6g GFLOP of arithmetic "
+      "and %.6g on the tensor cores (compiler's estimate); %llu "
+      "memsets (%llu bytes); %llu products (%.6g GFLOP, %s); copies: "
+      "%llu to the device (%llu bytes), %llu from it (%llu bytes), %llu "
+      "on it (%llu bytes)",
+      title ? title : "", (unsigned long long)counts.launches, (long long)used,
+      (unsigned long long)counts.kernelBytesRead,
+      (unsigned long long)counts.kernelBytesWritten, counts.kernelFlops * 1e-9,
+      counts.kernelMmaFlops * 1e-9, (unsigned long long)counts.memsets,
+      (unsigned long long)counts.memsetBytes,
+      (unsigned long long)counts.matmuls, counts.matmulFlops * 1e-9,
+      counts.matmulBF16 ? "BF16" : "TF32", (unsigned long long)counts.copies[0],
+      (unsigned long long)counts.copyBytes[0],
+      (unsigned long long)counts.copies[1],
+      (unsigned long long)counts.copyBytes[1],
+      (unsigned long long)counts.copies[2],
+      (unsigned long long)counts.copyBytes[2]);
+  if (counts.graphLaunches)
+    fprintf(stderr, "; %llu CUDA graph launches (%llu of the above in them)",
+            (unsigned long long)counts.graphLaunches,
+            (unsigned long long)counts.graphNodes);
+  fputc('\n', stderr);
   /* Sorted copies of the launched kernels' counts. */
   KernelCount *sorted =
       (KernelCount *)malloc(sizeof(KernelCount) * (size_t)(used ? used : 1));
@@ -536,6 +554,188 @@ int mixrt_device_profile(mixrt_device_profile_t *out, const char *title,
   for (int64_t i = 0; i < siteCountCapacity; ++i)
     siteCounts[i].calls = 0;
   return 0;
+}
+
+/* ---- CUDA graphs ------------------------------------------------------- */
+
+/* A call of an entry point after the one that planned its memory does the
+   same work on the same buffers (the pool's, and the arguments'): its
+   launches, products, memsets and copies on the device are captured
+   once as a CUDA graph, and every later call with the same device
+   arguments launches the graph instead of running the host code
+   (mixrt_device_begin_graph). Every parameter a kernel takes is a
+   device pointer or a constant of the package, so the captured values
+   stay right; the host's scalars (the learning rate, the step) are device
+   buffers the runtime uploads before the call. A call with other
+   arguments (the training state moved) captures again. */
+
+typedef struct {
+  CUgraphExec exec;
+  void **args; /* the device arguments it was captured with */
+  uint64_t numArgs;
+  /* What one call adds to the profile: the counts, and the launches by
+     kernel and the calls by product site (indices into kernelCounts and
+     siteCounts). */
+  mixrt_device_profile_t counts;
+  uint64_t *launches, *calls;
+  int64_t numKernels, numSites;
+} Graph;
+
+static Graph graphs[kMaxEntries];
+
+static void dropGraph(Graph *g) {
+  if (g->exec)
+    cuGraphExecDestroy(g->exec);
+  free(g->args);
+  free(g->launches);
+  free(g->calls);
+  memset(g, 0, sizeof *g);
+}
+
+/* The profile's state, kept in g while the call is captured. */
+static int markProfile(Graph *g) {
+  g->counts = counts;
+  g->numKernels = numKernelCounts;
+  g->numSites = siteCountCapacity;
+  g->launches = (uint64_t *)malloc(sizeof(uint64_t) *
+                                   (size_t)(g->numKernels ? g->numKernels : 1));
+  g->calls = (uint64_t *)malloc(sizeof(uint64_t) *
+                                (size_t)(g->numSites ? g->numSites : 1));
+  if (!g->launches || !g->calls) {
+    setError("capturing a CUDA graph", "out of host memory");
+    return 0;
+  }
+  for (int64_t i = 0; i < g->numKernels; ++i)
+    g->launches[i] = kernelCounts[i].launches;
+  for (int64_t i = 0; i < g->numSites; ++i)
+    g->calls[i] = siteCounts[i].calls;
+  return 1;
+}
+
+/* Turns g's mark into what the captured call added since. */
+static int profileDelta(Graph *g) {
+  mixrt_device_profile_t now = counts, *d = &g->counts;
+  d->launches = now.launches - d->launches;
+  d->kernelBytesRead = now.kernelBytesRead - d->kernelBytesRead;
+  d->kernelBytesWritten = now.kernelBytesWritten - d->kernelBytesWritten;
+  d->memsets = now.memsets - d->memsets;
+  d->memsetBytes = now.memsetBytes - d->memsetBytes;
+  d->matmuls = now.matmuls - d->matmuls;
+  d->matmulFlops = now.matmulFlops - d->matmulFlops;
+  d->matmulBytes = now.matmulBytes - d->matmulBytes;
+  for (int i = 0; i < 3; ++i) {
+    d->copies[i] = now.copies[i] - d->copies[i];
+    d->copyBytes[i] = now.copyBytes[i] - d->copyBytes[i];
+  }
+  d->kernelFlops = now.kernelFlops - d->kernelFlops;
+  d->kernelMmaFlops = now.kernelMmaFlops - d->kernelMmaFlops;
+  d->graphLaunches = 1;
+  d->graphNodes = d->launches + d->matmuls + d->memsets + d->copies[2];
+  /* Kernels and sites first seen in the call count from 0. */
+  uint64_t *launches = (uint64_t *)realloc(
+      g->launches,
+      sizeof(uint64_t) * (size_t)(numKernelCounts ? numKernelCounts : 1));
+  uint64_t *calls = (uint64_t *)realloc(
+      g->calls,
+      sizeof(uint64_t) * (size_t)(siteCountCapacity ? siteCountCapacity : 1));
+  if (launches)
+    g->launches = launches;
+  if (calls)
+    g->calls = calls;
+  if (!launches || !calls) {
+    setError("capturing a CUDA graph", "out of host memory");
+    return 0;
+  }
+  for (int64_t i = 0; i < numKernelCounts; ++i)
+    launches[i] =
+        kernelCounts[i].launches - (i < g->numKernels ? launches[i] : 0);
+  for (int64_t i = 0; i < siteCountCapacity; ++i)
+    calls[i] = siteCounts[i].calls - (i < g->numSites ? calls[i] : 0);
+  g->numKernels = numKernelCounts;
+  g->numSites = siteCountCapacity;
+  /* The captured call's own launch of the graph. */
+  counts.graphLaunches += 1;
+  counts.graphNodes += d->graphNodes;
+  return 1;
+}
+
+/* Counts a launch of g's graph as the call it replays. */
+static void profileReplay(const Graph *g) {
+  const mixrt_device_profile_t *d = &g->counts;
+  counts.launches += d->launches;
+  counts.kernelBytesRead += d->kernelBytesRead;
+  counts.kernelBytesWritten += d->kernelBytesWritten;
+  counts.memsets += d->memsets;
+  counts.memsetBytes += d->memsetBytes;
+  counts.matmuls += d->matmuls;
+  counts.matmulFlops += d->matmulFlops;
+  counts.matmulBytes += d->matmulBytes;
+  for (int i = 0; i < 3; ++i) {
+    counts.copies[i] += d->copies[i];
+    counts.copyBytes[i] += d->copyBytes[i];
+  }
+  counts.kernelFlops += d->kernelFlops;
+  counts.kernelMmaFlops += d->kernelMmaFlops;
+  counts.graphLaunches += 1;
+  counts.graphNodes += d->graphNodes;
+  for (int64_t i = 0; i < g->numKernels && i < numKernelCounts; ++i)
+    kernelCounts[i].launches += g->launches[i];
+  for (int64_t i = 0; i < g->numSites && i < siteCountCapacity; ++i)
+    siteCounts[i].calls += g->calls[i];
+}
+
+int mixrt_device_begin_graph(int entry, void *const *args, uint64_t numArgs) {
+  mixrt_device_begin(entry);
+  if (currentEntry < 0 || !plans[currentEntry].planned || !initDevice() ||
+      failed())
+    return 0; /* the first call plans the memory, with real allocations */
+  Graph *g = &graphs[currentEntry];
+  if (g->exec && g->numArgs == numArgs &&
+      (numArgs == 0 ||
+       memcmp(g->args, args, sizeof(void *) * (size_t)numArgs) == 0)) {
+    replaying = 1;
+    if (checkCu(cuGraphLaunch(g->exec, stream),
+                "launching the call's CUDA graph") &&
+        profileOn())
+      profileReplay(g);
+    return 1;
+  }
+  dropGraph(g);
+  g->args = (void **)malloc(sizeof(void *) * (size_t)(numArgs ? numArgs : 1));
+  if (!g->args) {
+    setError("capturing a CUDA graph", "out of host memory");
+    return 0;
+  }
+  if (numArgs)
+    memcpy(g->args, args, sizeof(void *) * (size_t)numArgs);
+  g->numArgs = numArgs;
+  if ((profileOn() && !markProfile(g)) ||
+      !checkCu(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL),
+               "beginning to capture the call as a CUDA graph"))
+    return 0;
+  capturingEntry = currentEntry;
+  return 0;
+}
+
+/* Ends the capture begun by mixrt_device_begin_graph, makes the graph
+   executable and launches it: the captured call's work runs now. */
+static void endCapture(void) {
+  Graph *g = &graphs[capturingEntry];
+  CUgraph graph = NULL;
+  CUresult ended = cuStreamEndCapture(stream, &graph);
+  capturingEntry = -1;
+  int captured = !failed() && checkCu(ended, "capturing the call as a CUDA "
+                                             "graph (MIXRT_CUDA_GRAPH=0 runs "
+                                             "without graphs)");
+  if (captured &&
+      checkCu(cuGraphInstantiateWithFlags(&g->exec, graph, 0),
+              "making the call's CUDA graph executable") &&
+      (!profileOn() || profileDelta(g)))
+    checkCu(cuGraphLaunch(g->exec, stream), "launching the call's CUDA graph");
+  if (graph)
+    cuGraphDestroy(graph);
+  if (failed())
+    dropGraph(g);
 }
 
 /* ---- Moving data for the runtime --------------------------------------- */
@@ -657,6 +857,47 @@ void *mgpuStreamCreate(void) {
 void mgpuStreamDestroy(void *s) { (void)s; }
 void mgpuStreamSynchronize(void *s) { (void)s; }
 
+/* The package's constants on the device. The host code's only host
+   memory is the package's constant globals (immutable): the first copy of
+   one uploads it into a device buffer of its own, and every copy of it,
+   that one included, is a copy on the device from there. A CUDA graph
+   cannot copy pageable host memory, and no step needs to cross PCIe for
+   a constant. */
+typedef struct {
+  const void *host;
+  size_t size;
+  CUdeviceptr device;
+} DeviceConstant;
+
+static DeviceConstant *constants;
+static int64_t numConstants, constantCapacity;
+
+static CUdeviceptr deviceConstant(const void *host, size_t size) {
+  for (int64_t i = 0; i < numConstants; ++i)
+    if (constants[i].host == host && constants[i].size == size)
+      return constants[i].device;
+  if (capturingEntry >= 0) { /* no allocation may happen now */
+    setError("copying a constant to the device",
+             "a constant the entry point's first call did not copy "
+             "(internal error)");
+    return 0;
+  }
+  DeviceConstant c = {host, size, 0};
+  DeviceConstant *grown = (DeviceConstant *)grow(
+      constants, &constantCapacity, numConstants + 1, sizeof(DeviceConstant));
+  if (!grown)
+    return 0;
+  constants = grown;
+  if (!checkCu(cuMemAlloc(&c.device, size), "cuMemAlloc of a constant") ||
+      !checkCu(cuMemcpyHtoDAsync(c.device, host, size, stream),
+               "copying a constant to the device"))
+    return 0;
+  if (profileOn())
+    profileCopy(0, size);
+  constants[numConstants++] = c;
+  return c.device;
+}
+
 void mgpuMemcpy(void *dst, void *src, size_t size, void *s) {
   (void)s;
   if (!initDevice() || failed())
@@ -664,18 +905,15 @@ void mgpuMemcpy(void *dst, void *src, size_t size, void *s) {
   CUmemorytype type = 0;
   CUresult host = cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
                                         (CUdeviceptr)(uintptr_t)src);
-  int toDevice = host != CUDA_SUCCESS; /* not device memory: a constant */
-  int done =
-      toDevice
-          ? checkCu(cuMemcpyHtoDAsync((CUdeviceptr)(uintptr_t)dst, src, size,
-                                      stream),
-                    "copying a constant to the device")
-          : checkCu(cuMemcpyDtoDAsync((CUdeviceptr)(uintptr_t)dst,
-                                      (CUdeviceptr)(uintptr_t)src, size,
-                                      stream),
-                    "cuMemcpyDtoD");
-  if (done && profileOn())
-    profileCopy(toDevice ? 0 : 2, size);
+  CUdeviceptr from = host == CUDA_SUCCESS /* else not device memory */
+                         ? (CUdeviceptr)(uintptr_t)src
+                         : deviceConstant(src, size);
+  if (from &&
+      checkCu(
+          cuMemcpyDtoDAsync((CUdeviceptr)(uintptr_t)dst, from, size, stream),
+          "cuMemcpyDtoD") &&
+      profileOn())
+    profileCopy(2, size);
 }
 
 void mgpuMemset32(void *dst, unsigned value, size_t count, void *s) {

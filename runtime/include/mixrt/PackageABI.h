@@ -166,6 +166,13 @@ void mixrt_cuda_batch2_matmul_set(MIXRT_OPERANDS_4(float));
  * mixrt_device_error. */
 void mixrt_device_begin(int entry);
 int mixrt_device_end(void);
+/* mixrt_device_begin for a call whose device arguments are args; then,
+ * when the entry's memory is planned (a call of it has ended), either
+ * launches the CUDA graph that an earlier call with the same arguments
+ * was captured as and returns 1 (the caller must not run the entry's host
+ * code), or begins capturing the call (mixrt_device_end then launches the
+ * graph) and returns 0. Optional: packages before it lack it. */
+int mixrt_device_begin_graph(int entry, void *const *args, uint64_t numArgs);
 const char *mixrt_device_error(void);
 uint64_t mixrt_device_pool_bytes(int entry);
 void *mixrt_device_alloc(uint64_t size);
@@ -196,6 +203,9 @@ typedef struct {
   uint64_t copyBytes[3];
   double kernelFlops;    /* the kernels' estimated float operations */
   double kernelMmaFlops; /* and those on the tensor cores (tf32 mma.sync) */
+  uint64_t graphLaunches; /* CUDA graphs launched (calls run as graphs) */
+  uint64_t graphNodes;    /* the launches, products, memsets and copies on
+                             the device among the above that ran in them */
 } mixrt_device_profile_t;
 
 /* Copies the counts since the last call into *out and starts new ones;
@@ -215,6 +225,7 @@ int mixrt_device_profile(mixrt_device_profile_t *out, const char *title,
 #define MIXRT_DEVICE_PROFILE_SYMBOL "mixrt_device_profile"
 #define MIXRT_DEVICE_BEGIN_SYMBOL "mixrt_device_begin"
 #define MIXRT_DEVICE_END_SYMBOL "mixrt_device_end"
+#define MIXRT_DEVICE_BEGIN_GRAPH_SYMBOL "mixrt_device_begin_graph"
 #define MIXRT_DEVICE_ERROR_SYMBOL "mixrt_device_error"
 #define MIXRT_DEVICE_ALLOC_SYMBOL "mixrt_device_alloc"
 #define MIXRT_DEVICE_FREE_SYMBOL "mixrt_device_free"

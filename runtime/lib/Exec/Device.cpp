@@ -48,6 +48,9 @@ CompiledModel::Device::bind(void *handle, const char *&missing) {
     return nullptr;
   device->profile = reinterpret_cast<decltype(device->profile)>(
       ::dlsym(handle, MIXRT_DEVICE_PROFILE_SYMBOL));
+  if (cudaGraphsWanted())
+    device->beginGraph = reinterpret_cast<decltype(device->beginGraph)>(
+        ::dlsym(handle, MIXRT_DEVICE_BEGIN_GRAPH_SYMBOL));
   device->residencyWanted = cudaResidencyWanted();
   // The emulator's own diagnostics entry point marks an emulated package.
   device->poisonStaleHostCopies =
@@ -114,8 +117,15 @@ void CompiledModel::Device::call(const Manifest &manifest,
     if (k)
       k->deviceCurrent = true;
   }
-  begin(index);
-  entry(deviceArgs.data());
+  // From the second call of an entry point on, its work is one CUDA graph
+  // launch: the host code runs only when the graph is captured.
+  bool replayed = false;
+  if (beginGraph)
+    replayed = beginGraph(index, deviceArgs.data(), n) == 1;
+  else
+    begin(index);
+  if (!replayed)
+    entry(deviceArgs.data());
   if (end() != 0)
     failWith(manifest, concat("the ", name, " step").c_str());
   if (ncclRanks > 0 && std::strcmp(name, "grad") == 0) {
@@ -162,6 +172,17 @@ void CompiledModel::Device::reportStep(const std::string &title) {
                  formatEstimate(estimateH200(counts)).c_str());
   callsSinceStep = transfersSinceStep = 0;
   ++reports;
+}
+
+bool mixrt::cudaGraphsWanted() {
+  const char *value = std::getenv("MIXRT_CUDA_GRAPH");
+  if (!value || !*value || std::strcmp(value, "1") == 0)
+    return true;
+  if (std::strcmp(value, "0") != 0)
+    fail("MIXRT_CUDA_GRAPH is ", quote(value),
+         ", expected 1 (run each call of an entry point after its first as "
+         "a CUDA graph) or 0 (launch every kernel from the host)");
+  return false;
 }
 
 /// Whether a cuda package run on \p ranks data-parallel ranks averages its

@@ -53,6 +53,9 @@ struct CompiledModel::Device {
   decltype(&mixrt_nccl_average) ncclAverage;
   /// Optional (packages from before the profile lack it).
   decltype(&mixrt_device_profile) profile = nullptr;
+  /// Optional (packages from before CUDA graphs lack it); null also when
+  /// MIXRT_CUDA_GRAPH=0: every call runs the entry's host code.
+  decltype(&mixrt_device_begin_graph) beginGraph = nullptr;
   /// MIXRT_CUDA_PROFILE=1 and the package can: the support code counts
   /// what the device does, and reportStep prints it for each training step
   /// (and the destructor for the calls after the last one).
@@ -136,6 +139,11 @@ private:
   /// Records that a call wrote \p k, whose host copy is at \p host.
   void wroteOnDevice(void *host, Kept &k);
 };
+
+/// Whether MIXRT_CUDA_GRAPH lets a cuda package run the calls of an entry
+/// point after its first as a CUDA graph: "1" or unset yes, "0" no;
+/// anything else is an error naming the variable.
+bool cudaGraphsWanted();
 
 /// Whether MIXRT_CUDA_RESIDENT lets the training state live on the device:
 /// "1" or unset yes, "0" no; anything else is an error naming the

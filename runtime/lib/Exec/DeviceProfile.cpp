@@ -22,8 +22,12 @@ RooflineEstimate mixrt::estimateH200(const mixrt_device_profile_t &p) {
   e.bf16 = p.matmulBF16;
   e.products = std::max(p.matmulFlops / peak,
                         double(p.matmulBytes) / H200::kMemoryBandwidth);
-  e.launches = double(p.launches + p.matmuls + p.memsets + p.copies[2]) *
-               H200::kLaunchSeconds;
+  uint64_t launched = p.launches + p.matmuls + p.memsets + p.copies[2];
+  uint64_t inGraphs = std::min(p.graphNodes, launched);
+  e.launches = double(launched - inGraphs) * H200::kLaunchSeconds +
+               double(inGraphs) * H200::kGraphNodeSeconds +
+               double(p.graphLaunches) * H200::kGraphLaunchSeconds;
+  e.graphs = p.graphLaunches > 0;
   e.copies = double(p.copyBytes[0] + p.copyBytes[1]) / H200::kCopyBandwidth +
              double(p.copies[0] + p.copies[1]) * H200::kCopySeconds +
              2 * double(p.copyBytes[2]) / H200::kMemoryBandwidth;
@@ -43,6 +47,8 @@ void mixrt::accumulate(mixrt_device_profile_t &a,
   a.matmulFlops += b.matmulFlops;
   a.matmulBytes += b.matmulBytes;
   a.matmulBF16 = b.matmulBF16;
+  a.graphLaunches += b.graphLaunches;
+  a.graphNodes += b.graphNodes;
   for (int i = 0; i < 3; ++i) {
     a.copies[i] += b.copies[i];
     a.copyBytes[i] += b.copyBytes[i];
@@ -55,11 +61,15 @@ std::string mixrt::formatEstimate(const RooflineEstimate &e) {
                 "H200 estimate (a roofline sum, not a measurement): %.4g ms = "
                 "kernels %.4g ms (bytes at 4.8 TB/s) + arithmetic %.4g ms "
                 "(FP32 at 67 TFLOP/s, mma at %s) + products %.4g ms + "
-                "launches %.4g ms (3 us each) + copies %.4g ms (PCIe ~50 "
+                "launches %.4g ms (%s) + copies %.4g ms (PCIe ~50 "
                 "GB/s, 10 us each)",
                 e.total() * 1e3, e.kernels * 1e3, e.arithmetic * 1e3,
                 e.bf16 ? "BF16's 989" : "TF32's 494", e.products * 1e3,
-                e.launches * 1e3, e.copies * 1e3);
+                e.launches * 1e3,
+                e.graphs ? "1 us each in a CUDA graph, 10 us a graph, 3 us "
+                           "outside"
+                         : "3 us each",
+                e.copies * 1e3);
   return text;
 }
 

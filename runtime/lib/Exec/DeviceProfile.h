@@ -31,6 +31,12 @@ struct H200 {
   /// stream (the host's launch and the device's gap between dependent
   /// kernels): about 3 us without CUDA graphs.
   static constexpr double kLaunchSeconds = 3e-6;
+  /// In a CUDA graph the host's share goes: what remains of a kernel
+  /// launch is the device's gap between dependent kernels, taken as 1 us,
+  /// plus about 10 us a graph launch. Assumptions until a device measures
+  /// them.
+  static constexpr double kGraphNodeSeconds = 1e-6;
+  static constexpr double kGraphLaunchSeconds = 10e-6;
   /// Host-device copies: PCIe 5.0 x16 at about 50 GB/s in practice (64
   /// GB/s a direction in theory), plus about 10 us a copy.
   static constexpr double kCopyBandwidth = 50e9;
@@ -45,6 +51,7 @@ struct RooflineEstimate {
   double launches = 0; // every launch (kernels, products, memsets)
   double copies = 0;   // host-device copies over PCIe, device copies
   bool bf16 = false;   // the tensor cores' rate: bf16's, else tf32's
+  bool graphs = false; // some calls ran as CUDA graphs
   double total() const {
     return kernels + arithmetic + products + launches + copies;
   }
@@ -57,7 +64,8 @@ struct RooflineEstimate {
 /// their bytes' time: an upper bound for kernels that overlap the two);
 /// the products take the longer of their FLOPs at the tensor-core peak of
 /// their precision and their bytes at HBM
-/// bandwidth; every launch costs kLaunchSeconds; copies cross PCIe. The
+/// bandwidth; every launch costs kLaunchSeconds, or kGraphNodeSeconds in
+/// a CUDA graph (and kGraphLaunchSeconds a graph); copies cross PCIe. The
 /// parts are added: nothing overlaps, as on one stream.
 RooflineEstimate estimateH200(const mixrt_device_profile_t &p);
 

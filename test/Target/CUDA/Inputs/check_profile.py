@@ -3,7 +3,8 @@
 computed independently here: every heading's totals equal the sums of its
 table (launches x bytes by kernel; the products' FLOPs by site), and every
 H200 estimate equals the roofline sum of the heading's counts with the
-constants docs/cuda.md states. Prints one line a report.
+constants docs/cuda.md states. Prints one line a report, saying whether
+the report's work ran in CUDA graphs (all of it, or some).
 
 usage: check_profile.py STDERR.txt
 """
@@ -17,6 +18,7 @@ from mixrt_profile import ESTIMATE, HEADING, KERNEL, SITE  # noqa: E402,F401
 
 HBM, TF32, BF16, FP32 = 4.8e12, 494e12, 989e12, 67e12
 LAUNCH, PCIE, COPY = 3e-6, 50e9, 10e-6
+GRAPH_NODE, GRAPH_LAUNCH = 1e-6, 10e-6
 
 
 def close(a, b, what):
@@ -33,7 +35,7 @@ def main():
         i += 1
         if not h:
             continue
-        g = {k: (v if k in ("title", "precision") else float(v))
+        g = {k: (v if k in ("title", "precision") else float(v or 0))
              for k, v in h.groupdict().items()}
         launches = read = written = flops = kernel_flops = mma_flops = 0.0
         kernels = 0
@@ -66,13 +68,19 @@ def main():
         if not e or e.group("title") != g["title"]:
             sys.exit(f"check_profile: {g['title']}: no estimate after it")
         peak = BF16 if g["precision"] == "BF16" else TF32
+        launched = g["launches"] + g["products"] + g["memsets"] + g["d2d"]
+        if g["graph_nodes"] > launched:
+            sys.exit(f"check_profile: {g['title']}: more in CUDA graphs than "
+                     "launched")
         want = {
             "kernels": (g["read"] + g["written"] + g["memset_bytes"]) / HBM,
             "arithmetic": g["kernel_gflop"] * 1e9 / FP32 +
                           g["mma_gflop"] * 1e9 / TF32,
             "products": max(g["gflop"] * 1e9 / peak, 0.0),
-            "launches": (g["launches"] + g["products"] + g["memsets"] +
-                         g["d2d"]) * LAUNCH,
+            # A launch costs less in a CUDA graph, which costs one more.
+            "launches": (launched - g["graph_nodes"]) * LAUNCH +
+                        g["graph_nodes"] * GRAPH_NODE +
+                        g["graphs"] * GRAPH_LAUNCH,
             "copies": (g["h2d_bytes"] + g["d2h_bytes"]) / PCIE +
                       (g["h2d"] + g["d2h"]) * COPY +
                       2 * g["d2d_bytes"] / HBM,
@@ -89,7 +97,11 @@ def main():
                     ("kernels", "arithmetic", "products", "launches",
                      "copies"))
         close(float(e.group("total")), total, g["title"] + ": total")
-        print(f"{g['title']}: consistent")
+        graphs = ""
+        if g["graphs"]:
+            graphs = (", all in CUDA graphs" if g["graph_nodes"] == launched
+                      else ", some in CUDA graphs")
+        print(f"{g['title']}: consistent{graphs}")
         reports += 1
     if not reports:
         sys.exit("check_profile: no profile in " + sys.argv[1])
