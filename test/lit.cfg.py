@@ -28,7 +28,8 @@ config.environment["MIXC_CACHE_DIR"] = os.path.join(config.mix_obj_root,
                                                     "test", "mixc-cache")
 
 tool_dirs = [config.mix_tools_dir, config.llvm_tools_dir]
-tools = ["mix-opt", "mixc", "MixUnitTests", "mix-run", "MixRuntimeTests",
+tools = ["mix-opt", "mixc", "MixUnitTests", "mix-run", "mix-tokenize",
+         "MixRuntimeTests",
          "mixrt-communicator-check",
          "MixTorchTests"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -22,6 +22,7 @@
 #include "mix/Target/CUDA/CUDACodegen.h"
 #include "mix/Target/CUDA/Passes.h"
 #include "mix/Transforms/Passes.h"
+#include "mix/Version.h"
 
 #include "mlir/Bytecode/BytecodeReader.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -88,6 +89,9 @@ int main(int argc, char **argv) {
   // Bufferization, the lowerings to LLVM and NVVM, and the external models
   // their interfaces need.
   mlir::mix::registerCUDACodegenDialects(registry);
+  llvm::cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << ::mix::versionLine("mix-opt") << "\n";
+  });
   auto [inputFile, outputFile] = mlir::registerAndParseCLIOptions(
       argc, argv, "mix optimizer driver\n", registry);
   mlir::MlirOptMainConfig config =

@@ -12,6 +12,7 @@
 #include "mix/Pipelines/Pipelines.h"
 #include "mix/Target/CPU/CPUCodegen.h"
 #include "mix/Target/CUDA/CUDACodegen.h"
+#include "mix/Version.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -271,6 +272,8 @@ static int compile(int argc, char **argv) {
     if (name.starts_with("mlir-") && !name.starts_with("mlir-disable") &&
         !name.starts_with("mlir-very-unsafe"))
       option->setHiddenFlag(cl::NotHidden);
+  cl::SetVersionPrinter(
+      [](raw_ostream &os) { os << ::mix::versionLine("mixc") << "\n"; });
   cl::ParseCommandLineOptions(
       argc, argv,
       "mixc: compile a model spec into a package\n\n"

@@ -74,8 +74,10 @@ std::string formatUsage(const CommandSpec &spec);
 int64_t parseInteger(const std::string &text, const std::string &what);
 double parseNumber(const std::string &text, const std::string &what);
 
-/// A tool's main: runs `run` on the arguments after the program name and
-/// turns every exception into one line `TOOL: error: ...` and exit code 1.
+/// A tool's main: answers `TOOL --version` with the project's version, git
+/// revision and LLVM version, else runs `run` on the arguments after the
+/// program name and turns every exception into one line `TOOL: error: ...`
+/// and exit code 1.
 int runToolMain(const char *tool, int argc, char **argv,
                 int (*run)(const std::vector<std::string> &));
 

@@ -6,6 +6,8 @@
 
 #include "mixrt/CommandLine.h"
 
+#include "mix/Version.h"
+
 #include "mixrt/Error.h"
 
 #include <algorithm>
@@ -168,6 +170,10 @@ std::string mixrt::formatUsage(const CommandSpec &spec) {
 int mixrt::runToolMain(const char *tool, int argc, char **argv,
                        int (*run)(const std::vector<std::string> &)) {
   std::vector<std::string> words(argv + 1, argv + argc);
+  if (words.size() == 1 && words[0] == "--version") {
+    std::cout << mix::versionLine(tool) << "\n";
+    return 0;
+  }
   // One write a message: std::cerr is unbuffered, and under mpirun the
   // pieces of several ranks' messages (and mpirun's own) would interleave.
   auto report = [&](const std::string &what) {

@@ -28,6 +28,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -473,7 +474,26 @@ void Trainer::evaluateAt(int64_t step) {
   valCurve.emplace_back(step, lastVal);
 }
 
-/// The step's line of metrics.jsonl, evaluating first if it is due.
+/// The wall-clock time now, UTC, to the millisecond, in ISO 8601:
+/// "2026-12-03T13:55:12.345Z".
+static std::string utcTimestamp() {
+  auto now = std::chrono::system_clock::now();
+  std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    now.time_since_epoch())
+                    .count() %
+                1000;
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[40];
+  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+                utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday, utc.tm_hour,
+                utc.tm_min, utc.tm_sec, int(millis));
+  return text;
+}
+
+/// The step's line of metrics.jsonl, evaluating first if it is due; the
+/// line ends with the wall-clock time it was written.
 void Trainer::writeMetrics(int64_t step, const LossValues &loss, double lr,
                            float gradNorm, double tps) {
   std::ostringstream line;
@@ -488,7 +508,7 @@ void Trainer::writeMetrics(int64_t step, const LossValues &loss, double lr,
     line << ", \"val_ce\": " << lastVal
          << ", \"val_ppl\": " << std::exp(lastVal);
   }
-  line << "}\n";
+  line << ", \"time\": \"" << utcTimestamp() << "\"}\n";
   // One write a line: a run killed now leaves whole lines, or one partial
   // last line that --resume drops.
   if (root)

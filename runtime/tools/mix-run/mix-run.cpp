@@ -55,7 +55,8 @@ static CommandSpec gradSpec() {
       "mpirun -np R the\nbatch holds R times the package's rows, each rank "
       "takes its share and the\nresults are averaged (docs/training.md).",
       {packageArgument()},
-      {{"params", "P.safetensors", "every parameter by name, float32", true},
+      {{"params", "P.safetensors",
+        "every parameter by name, float32 (or a checkpoint)", true},
        {"batch", "BATCH.safetensors",
         "tokens and targets, int32 or int64 of shape (batch, seq)", true},
        {"out", "OUT.safetensors", "the file to write", true}}};
@@ -250,7 +251,7 @@ static int runGrad(const ParsedArgs &args) {
   Manifest manifest = readManifest(args.positionals[0]);
   const std::string &paramsPath = args.get("params");
   const std::string &batchPath = args.get("batch");
-  TensorFile params = readSafetensors(paramsPath);
+  TensorFile params = readParams(paramsPath);
   std::vector<const Tensor *> ordered =
       checkParams(manifest, params, paramsPath);
   TensorFile batchFile = readSafetensors(batchPath);
@@ -322,7 +323,8 @@ static void printTopUsage(std::ostream &os) {
         "  train     train a package on a text corpus\n"
         "  eval      validation cross-entropy and perplexity\n"
         "  generate  sample text after a prompt\n\n"
-        "Run 'mix-run <command> --help' for the arguments of a command.\n";
+        "Run 'mix-run <command> --help' for the arguments of a command, "
+        "'mix-run --version' for the version.\n";
 }
 
 static std::pair<CommandSpec, CommandBody>

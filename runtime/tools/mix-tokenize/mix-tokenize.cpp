@@ -104,7 +104,8 @@ static void printTopUsage(std::ostream &os) {
         "  encode  print the token ids of a UTF-8 text file\n"
         "  decode  print the text of a file of token ids\n"
         "  count   print how many tokens a file has\n\n"
-        "Run 'mix-tokenize <command> --help' for details.\n";
+        "Run 'mix-tokenize <command> --help' for details, 'mix-tokenize "
+        "--version' for the version.\n";
 }
 
 static std::pair<CommandSpec, CommandBody>

@@ -19,6 +19,9 @@
                                     recomputed, as a tool that knows the
                                     format would, unless an edit sets it or
                                     the op nosum keeps it as it was
+  safetensors.py params CKPT OUT    write the parameters of a training
+                                    checkpoint (its param.NAME tensors) as
+                                    a parameter file (NAME)
   safetensors.py truncate IN OUT N  copy IN without its last N bytes
   safetensors.py flip IN OUT N      copy IN with the byte N bytes before its
                                     end (N > 0) or at offset -N xor 1
@@ -133,6 +136,10 @@ def main(argv):
     command = argv[1]
     if command == "make":
         write(argv[2], dict(parse_spec(s) for s in argv[3:]))
+    elif command == "params":
+        tensors, _ = read(argv[2])
+        write(argv[3], {name[len("param."):]: t for name, t in tensors.items()
+                        if name.startswith("param.")})
     elif command == "edit":
         tensors, meta = read(argv[2])
         stamp = CHECKSUM_KEY in (meta or {})

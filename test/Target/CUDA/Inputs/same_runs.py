@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks that training runs computed the same thing, bit for bit: every
 field of every line of their metrics.jsonl files but the timing
-(tokens_per_s) is equal, as written (nine significant digits: a float's
+(tokens_per_s, time) is equal, as written (nine significant digits: a float's
 value exactly). Prints one line, or what differs (and exits 1).
 
 usage: same_runs.py METRICS.jsonl METRICS.jsonl...
@@ -9,7 +9,7 @@ usage: same_runs.py METRICS.jsonl METRICS.jsonl...
 import json
 import sys
 
-TIMING = {"tokens_per_s"}
+TIMING = {"tokens_per_s", "time"}
 
 
 def load(path):
