@@ -12,6 +12,7 @@
 #include "mixrt/Communicator.h"
 #include "mixrt/CompiledModel.h"
 #include "mixrt/CrashReport.h"
+#include "mixrt/HuggingFace.h"
 #include "mixrt/Init.h"
 #include "mixrt/Inputs.h"
 #include "mixrt/Manifest.h"
@@ -314,6 +315,34 @@ static int runGrad(const ParsedArgs &args) {
   return 0;
 }
 
+static CommandSpec exportSpec() {
+  return {kTool,
+          "export",
+          "Writes a package's parameters in another library's layout. "
+          "--format hf: Hugging\nFace's GPT2LMHeadModel (model.safetensors "
+          "with transformers' names and its\nConv1D layout, and "
+          "config.json), for dense packages (docs/training.md).",
+          {{"CKPT", "the parameters: a checkpoint or a parameter file"}},
+          {{"package", "PKG", "the package the parameters are of", true},
+           {"format", "hf", "the layout (only hf today)", true},
+           {"out", "DIR", "the directory to write (made if missing)", true}}};
+}
+
+static int runExport(const ParsedArgs &args) {
+  const std::string &format = args.get("format");
+  if (format != "hf")
+    fail("--format ", quote(format),
+         ": the formats are hf (Hugging Face's GPT2LMHeadModel)");
+  if (!ranks->isRoot())
+    return 0;
+  Manifest manifest = readManifest(args.get("package"));
+  const std::string &paramsPath = args.positionals[0];
+  TensorFile params = readParams(paramsPath);
+  exportHuggingFaceGPT2(manifest, checkParams(manifest, params, paramsPath),
+                        args.get("out"));
+  return 0;
+}
+
 static void printTopUsage(std::ostream &os) {
   os << "usage: mix-run <command> [arguments]\n\n"
         "Runs packages compiled by mixc (MODEL.mixpkg).\n\n"
@@ -322,7 +351,8 @@ static void printTopUsage(std::ostream &os) {
         "  grad      compute the loss and every gradient on one batch\n"
         "  train     train a package on a text corpus\n"
         "  eval      validation cross-entropy and perplexity\n"
-        "  generate  sample text after a prompt\n\n"
+        "  generate  sample text after a prompt\n"
+        "  export    write the parameters for Hugging Face's transformers\n\n"
         "Run 'mix-run <command> --help' for the arguments of a command, "
         "'mix-run --version' for the version.\n";
 }
@@ -339,8 +369,10 @@ selectCommand(const std::string &command) {
     return {evalSpec(), runEval};
   if (command == "generate")
     return {generateSpec(), runGenerate};
+  if (command == "export")
+    return {exportSpec(), runExport};
   fail("unknown command ", quote(command),
-       " (expected init, grad, train, eval or generate; see 'mix-run "
+       " (expected init, grad, train, eval, generate or export; see 'mix-run "
        "--help')");
 }
 
