@@ -33,6 +33,16 @@ void exportHuggingFaceGPT2(const Manifest &manifest,
                            const std::vector<const Tensor *> &params,
                            const std::string &dir);
 
+/// The parameters of \p manifest's dense package, in its order and with
+/// its names and layouts, from the Hugging Face GPT-2 checkpoint in
+/// \p dir (config.json and model.safetensors, tensor names with or
+/// without "transformer."). Throws Error naming the first key of
+/// config.json or the first tensor whose value or shape does not match the
+/// package, and any tensor GPT-2 has not (the tied lm_head.weight, which
+/// must equal wte, and the attention's mask buffers are accepted).
+TensorFile importHuggingFaceGPT2(const Manifest &manifest,
+                                 const std::string &dir);
+
 } // namespace mixrt
 
 #endif // MIXRT_HUGGINGFACE_H

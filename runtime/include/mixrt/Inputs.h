@@ -19,6 +19,10 @@
 
 namespace mixrt {
 
+/// The parameters in \p path: a parameter file (the tensors by name), or
+/// a training checkpoint (its param.NAME tensors, renamed NAME).
+TensorFile readParamsOrCheckpoint(const std::string &path);
+
 /// Checks that \p params (read from \p path) holds every parameter of
 /// \p manifest as float32 of its shape, with finite values, and nothing
 /// else; returns the tensors in the manifest's order.

@@ -33,6 +33,11 @@ struct TrainOptions {
   int64_t evalEvery = -1, ckptEvery = -1;
   /// Validation batches per evaluation.
   int64_t evalBatches = 8;
+  /// A parameter file (or a checkpoint) to start from instead of the
+  /// package's initialization, with fresh optimizer moments (fine-tuning);
+  /// empty: the initialization. A --resume that finds a checkpoint takes
+  /// the checkpoint's state instead.
+  std::string initParams;
   bool resume = false;
   /// Stop (with a checkpoint) after this step, as an interrupted run would;
   /// -1 runs to the end.

@@ -20,6 +20,15 @@ void mixrt::checkFinite(const float *data, int64_t count,
            i, ", expected finite values");
 }
 
+TensorFile mixrt::readParamsOrCheckpoint(const std::string &path) {
+  TensorFile file = readSafetensors(path);
+  TensorFile params;
+  for (const NamedTensor &t : file.getTensors())
+    if (t.name.rfind("param.", 0) == 0)
+      params.add(t.name.substr(6), t.tensor);
+  return params.getTensors().empty() ? file : params;
+}
+
 std::vector<const Tensor *> mixrt::checkParams(const Manifest &manifest,
                                                const TensorFile &params,
                                                const std::string &path) {

@@ -23,6 +23,7 @@
 #include "mixrt/Error.h"
 #include "mixrt/File.h"
 #include "mixrt/Init.h"
+#include "mixrt/Inputs.h"
 
 #include <array>
 #include <chrono>
@@ -323,12 +324,21 @@ void Trainer::startFresh() {
               << " holds a run, which this one replaces (its checkpoint "
                  "at the first checkpoint step, its metrics now); "
                  "--resume would continue it\n";
-  TensorFile init = initParams(manifest);
-  for (const NamedTensor &t : init.getTensors()) {
-    const float *d = t.tensor.getData<float>();
-    state.params.emplace_back(d, d + t.tensor.getNumElements());
-    state.m.emplace_back(t.tensor.getNumElements(), 0.0f);
-    state.v.emplace_back(t.tensor.getNumElements(), 0.0f);
+  // The package's initialization, or the parameters of --init (checked as
+  // grad's are: every parameter, float32 of its shape, finite).
+  TensorFile init = o.initParams.empty() ? initParams(manifest)
+                                         : readParamsOrCheckpoint(o.initParams);
+  std::vector<const Tensor *> ordered =
+      checkParams(manifest, init,
+                  o.initParams.empty() ? manifest.packagePath : o.initParams);
+  if (!o.initParams.empty() && root)
+    std::cerr << "mix-run: starting from the parameters in " << o.initParams
+              << " (fresh optimizer state)\n";
+  for (const Tensor *t : ordered) {
+    const float *d = t->getData<float>();
+    state.params.emplace_back(d, d + t->getNumElements());
+    state.m.emplace_back(t->getNumElements(), 0.0f);
+    state.v.emplace_back(t->getNumElements(), 0.0f);
   }
   state.sampler = o.dataSeed;
 }

@@ -90,6 +90,10 @@ static CommandSpec trainSpec() {
         false},
        {"tokenizer", "byte|gpt2", "tokenizer (default byte)", false},
        {"gpt2-dir", "DIR", "encoder.json and vocab.bpe for gpt2", false},
+       {"init", "P.safetensors",
+        "start from these parameters (or a checkpoint's) with a fresh "
+        "optimizer state",
+        false},
        {"resume", "", "continue from RUN_DIR/checkpoint.safetensors", false},
        {"stop-after", "N", "stop with a checkpoint after step N", false}}};
 }
@@ -131,20 +135,12 @@ static int runTrain(const ParsedArgs &args) {
   if (auto d = args.getOptional("gpt2-dir"))
     o.gpt2Dir = *d;
   o.resume = args.getOptional("resume").has_value();
+  if (auto init = args.getOptional("init"))
+    o.initParams = *init;
   o.comm = ranks;
   if (args.getOptional("stop-after"))
     o.stopAfter = args.getInteger("stop-after", 1, int64_t(1) << 40);
   return train(o);
-}
-
-/// Parameters from a parameter file (<name>) or a checkpoint (param.<name>).
-static TensorFile readParams(const std::string &path) {
-  TensorFile file = readSafetensors(path);
-  TensorFile params;
-  for (const NamedTensor &t : file.getTensors())
-    if (t.name.rfind("param.", 0) == 0)
-      params.add(t.name.substr(6), t.tensor);
-  return params.getTensors().empty() ? file : params;
 }
 
 /// The tokenizer the options name; its ids must all be token ids of the
@@ -189,7 +185,7 @@ static int runGenerate(const ParsedArgs &args) {
     return 0;
   CompiledModel model(manifest);
   const std::string &paramsPath = args.get("params");
-  TensorFile params = readParams(paramsPath);
+  TensorFile params = readParamsOrCheckpoint(paramsPath);
   std::vector<const float *> data;
   for (const Tensor *t : checkParams(manifest, params, paramsPath))
     data.push_back(t->getData<float>());
@@ -220,7 +216,7 @@ static int runEval(const ParsedArgs &args) {
   Manifest manifest = readManifest(args.positionals[0]);
   CompiledModel model(manifest);
   const std::string &paramsPath = args.get("params");
-  TensorFile source = readParams(paramsPath);
+  TensorFile source = readParamsOrCheckpoint(paramsPath);
   std::vector<const float *> data;
   for (const Tensor *t : checkParams(manifest, source, paramsPath))
     data.push_back(t->getData<float>());
@@ -252,7 +248,7 @@ static int runGrad(const ParsedArgs &args) {
   Manifest manifest = readManifest(args.positionals[0]);
   const std::string &paramsPath = args.get("params");
   const std::string &batchPath = args.get("batch");
-  TensorFile params = readParams(paramsPath);
+  TensorFile params = readParamsOrCheckpoint(paramsPath);
   std::vector<const Tensor *> ordered =
       checkParams(manifest, params, paramsPath);
   TensorFile batchFile = readSafetensors(batchPath);
@@ -337,9 +333,36 @@ static int runExport(const ParsedArgs &args) {
     return 0;
   Manifest manifest = readManifest(args.get("package"));
   const std::string &paramsPath = args.positionals[0];
-  TensorFile params = readParams(paramsPath);
+  TensorFile params = readParamsOrCheckpoint(paramsPath);
   exportHuggingFaceGPT2(manifest, checkParams(manifest, params, paramsPath),
                         args.get("out"));
+  return 0;
+}
+
+static CommandSpec importSpec() {
+  return {kTool,
+          "import",
+          "Writes the parameters of a package from another library's "
+          "checkpoint. --format hf:\na Hugging Face GPT-2 directory "
+          "(config.json and model.safetensors), for a dense\npackage of "
+          "the same sizes (docs/training.md).",
+          {{"DIR", "the checkpoint directory"}},
+          {{"package", "PKG", "the package to write parameters for", true},
+           {"format", "hf", "the layout (only hf today)", true},
+           {"out", "P.safetensors", "the parameter file to write", true}}};
+}
+
+static int runImport(const ParsedArgs &args) {
+  const std::string &format = args.get("format");
+  if (format != "hf")
+    fail("--format ", quote(format),
+         ": the formats are hf (Hugging Face's GPT2LMHeadModel)");
+  if (!ranks->isRoot())
+    return 0;
+  Manifest manifest = readManifest(args.get("package"));
+  TensorFile params = importHuggingFaceGPT2(manifest, args.positionals[0]);
+  checkParams(manifest, params, args.positionals[0]);
+  writeSafetensors(args.get("out"), params);
   return 0;
 }
 
@@ -352,7 +375,8 @@ static void printTopUsage(std::ostream &os) {
         "  train     train a package on a text corpus\n"
         "  eval      validation cross-entropy and perplexity\n"
         "  generate  sample text after a prompt\n"
-        "  export    write the parameters for Hugging Face's transformers\n\n"
+        "  export    write the parameters for Hugging Face's transformers\n"
+        "  import    read parameters from a Hugging Face checkpoint\n\n"
         "Run 'mix-run <command> --help' for the arguments of a command, "
         "'mix-run --version' for the version.\n";
 }
@@ -371,9 +395,11 @@ selectCommand(const std::string &command) {
     return {generateSpec(), runGenerate};
   if (command == "export")
     return {exportSpec(), runExport};
+  if (command == "import")
+    return {importSpec(), runImport};
   fail("unknown command ", quote(command),
-       " (expected init, grad, train, eval, generate or export; see 'mix-run "
-       "--help')");
+       " (expected init, grad, train, eval, generate, export or import; see "
+       "'mix-run --help')");
 }
 
 static int run(const std::vector<std::string> &words) {

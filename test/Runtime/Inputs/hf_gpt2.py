@@ -11,7 +11,15 @@
 # safetensors file with the tests' own reader. Prints the mean
 # cross-entropy of the batch's targets.
 #
+# With `make`, writes such a checkpoint instead, with random weights, as a
+# checkpoint made outside the project would be: config.json and
+# model.safetensors; with --legacy, as the original GPT-2 checkpoints on
+# the Hugging Face hub are, the names without "transformer.", the tied
+# lm_head.weight stored, and each layer's attn.bias mask buffer.
+#
 # usage: hf_gpt2.py DIR BATCH.safetensors
+#        hf_gpt2.py make DIR VOCAB POSITIONS N_EMBD N_LAYER N_HEAD N_INNER
+#                   SEED [--legacy]
 #
 #===----------------------------------------------------------------------===#
 import json
@@ -29,7 +37,57 @@ def fail(message):
     sys.exit("hf_gpt2: " + message)
 
 
+def make(directory, V, P, d, L, H, d_ff, seed, legacy):
+    g = torch.Generator().manual_seed(seed)
+    prefix = "" if legacy else "transformer."
+    tensors = {}
+
+    def add(name, *shape, scale=0.02, offset=0.0):
+        t = torch.randn(*shape, generator=g, dtype=torch.float64) * scale
+        tensors[name] = ("F32", list(shape), (t + offset).flatten().tolist())
+
+    add(prefix + "wte.weight", V, d, scale=0.1)
+    add(prefix + "wpe.weight", P, d, scale=0.05)
+    for i in range(L):
+        p = prefix + "h.%d." % i
+        add(p + "ln_1.weight", d, scale=0.1, offset=1.0)
+        add(p + "ln_1.bias", d)
+        add(p + "attn.c_attn.weight", d, 3 * d, scale=0.1)
+        add(p + "attn.c_attn.bias", 3 * d)
+        add(p + "attn.c_proj.weight", d, d, scale=0.1)
+        add(p + "attn.c_proj.bias", d)
+        add(p + "ln_2.weight", d, scale=0.1, offset=1.0)
+        add(p + "ln_2.bias", d)
+        add(p + "mlp.c_fc.weight", d, d_ff, scale=0.1)
+        add(p + "mlp.c_fc.bias", d_ff)
+        add(p + "mlp.c_proj.weight", d_ff, d, scale=0.1)
+        add(p + "mlp.c_proj.bias", d)
+        if legacy:
+            mask = torch.ones(P, P).tril().reshape(1, 1, P, P)
+            tensors[p + "attn.bias"] = ("F32", [1, 1, P, P],
+                                        mask.flatten().tolist())
+    add(prefix + "ln_f.weight", d, scale=0.1, offset=1.0)
+    add(prefix + "ln_f.bias", d)
+    if legacy:
+        tensors["lm_head.weight"] = tensors[prefix + "wte.weight"]
+    os.makedirs(directory, exist_ok=True)
+    safetensors.write(os.path.join(directory, "model.safetensors"), tensors,
+                      meta={"format": "pt"})
+    config = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2",
+              "vocab_size": V, "n_positions": P, "n_ctx": P, "n_embd": d,
+              "n_layer": L, "n_head": H, "n_inner": d_ff,
+              "activation_function": "gelu_new", "layer_norm_epsilon": 1e-5,
+              "resid_pdrop": 0.1, "embd_pdrop": 0.1, "attn_pdrop": 0.1,
+              "summary_type": "cls_index", "transformers_version": "4.46.0"}
+    with open(os.path.join(directory, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+
+
 def main():
+    if sys.argv[1] == "make":
+        args = [int(a) for a in sys.argv[3:10]]
+        make(sys.argv[2], *args, legacy="--legacy" in sys.argv[10:])
+        return
     directory, batch_path = sys.argv[1], sys.argv[2]
     config = json.load(open(os.path.join(directory, "config.json")))
     if config.get("architectures") != ["GPT2LMHeadModel"] or \
@@ -55,6 +113,13 @@ def main():
             fail("%s is %s %s, expected F32 %s" % (name, dtype, got, shape))
         return torch.tensor(values, dtype=torch.float64).reshape(shape)
 
+    # Checkpoints from the hub lack the prefix and hold the tied head and
+    # the attention's mask buffers too.
+    if "wte.weight" in tensors:
+        tensors = {("transformer." + n if n != "lm_head.weight" else n): t
+                   for n, t in tensors.items()
+                   if not n.endswith(".attn.bias")}
+    tensors.pop("lm_head.weight", None)
     expected = 3 + 12 * L + 1  # wte, wpe, ln_f's two; 12 a block
     if len(tensors) != expected:
         fail("%d tensors, expected %d: %s" % (len(tensors), expected,
