@@ -24,6 +24,7 @@
 #include "mixrt/File.h"
 #include "mixrt/Init.h"
 #include "mixrt/Inputs.h"
+#include "mixrt/Upcycle.h"
 
 #include <array>
 #include <chrono>
@@ -328,6 +329,13 @@ void Trainer::startFresh() {
   // grad's are: every parameter, float32 of its shape, finite).
   TensorFile init = o.initParams.empty() ? initParams(manifest)
                                          : readParamsOrCheckpoint(o.initParams);
+  if (!o.initParams.empty() && isDenseForMixture(manifest, init)) {
+    init = upcycleDense(manifest, init, o.initParams);
+    if (root)
+      std::cerr << "mix-run: upcycling the dense model in " << o.initParams
+                << ": every stream kernel starts as its c_fc, the gate as "
+                   "the package initializes it\n";
+  }
   std::vector<const Tensor *> ordered =
       checkParams(manifest, init,
                   o.initParams.empty() ? manifest.packagePath : o.initParams);
