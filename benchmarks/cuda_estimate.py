@@ -184,8 +184,9 @@ def main():
           "m16n8k16, TF32's 494 with m16n8k8): optimistic, since "
           "mma.sync reaches only about two thirds of the peak that Hopper's "
           "wgmma does (FlashAttention-3, section 1). \"Without the launches' "
-          "cost\" drops the estimate's 3 us a launch: a bound, not a plan "
-          "(even in a CUDA graph a launch costs about a microsecond). "
+          "cost\" drops the estimate's launch costs (the step is the "
+          "second, run as two CUDA graphs: 1 us a launch in them, 10 us a "
+          "graph): a bound, not a plan. "
           "\"Once a token\": kernels launched B S times in the step (a host "
           "loop over the rows). \"A layer\": the step's totals over L, "
           "embedding, head, loss and AdamW included.")
