@@ -136,12 +136,18 @@ ParsedArgs mixrt::parseArgs(const CommandSpec &spec,
   return parsed;
 }
 
+/// "--flag METAVAR", or "--flag" for a flag.
+static std::string optionWords(const CommandSpec::Option &option) {
+  return "--" + option.flag +
+         (option.metavar.empty() ? "" : " " + option.metavar);
+}
+
 std::string mixrt::formatUsage(const CommandSpec &spec) {
   std::string out = "usage: " + spec.tool + " " + spec.name;
   for (const CommandSpec::Positional &positional : spec.positionals)
     out += " " + positional.name;
   for (const CommandSpec::Option &option : spec.options) {
-    std::string word = "--" + option.flag + " " + option.metavar;
+    std::string word = optionWords(option);
     out += " " + (option.required ? word : "[" + word + "]");
   }
   out += "\n\n" + spec.summary + "\n";
@@ -162,7 +168,7 @@ std::string mixrt::formatUsage(const CommandSpec &spec) {
   }
   out += "\noptions:\n";
   for (const CommandSpec::Option &option : spec.options)
-    out += line("--" + option.flag + " " + option.metavar, option.help);
+    out += line(optionWords(option), option.help);
   out += line("--help", "print this help");
   return out;
 }

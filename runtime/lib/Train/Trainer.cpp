@@ -682,10 +682,7 @@ int mixrt::train(const TrainOptions &o) {
   model.connectDevices(*grid.data);
   std::unique_ptr<Tokenizer> tokenizer = makeTokenizer(o);
   checkVocabSize(*tokenizer, manifest, o.package);
-  Corpus trainData =
-      Corpus::load(o.dataDir + "/train.txt", *tokenizer, manifest.seq);
-  Corpus valData =
-      Corpus::load(o.dataDir + "/val.txt", *tokenizer, manifest.seq);
+  auto [trainData, valData] = loadCorpora(o.dataDir, *tokenizer, manifest.seq);
   Trainer trainer(o, comm, manifest, model, grid, trainData, valData);
   return trainer.run();
 }

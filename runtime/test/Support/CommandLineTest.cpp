@@ -130,4 +130,16 @@ TEST(CommandLineTest, UsageListsEveryArgument) {
     EXPECT_NE(usage.find(part), std::string::npos) << part;
 }
 
+TEST(CommandLineTest, UsageShowsAFlagWithoutAValue) {
+  CommandSpec withFlag = spec();
+  withFlag.options.push_back({"resume", "", "continue", false});
+  std::string usage = formatUsage(withFlag);
+  EXPECT_EQ(usage.find("usage: tool cmd PKG --out FILE [--steps N] "
+                       "[--resume]\n"),
+            0u)
+      << usage;
+  EXPECT_NE(usage.find("\n  --resume    continue\n"), std::string::npos)
+      << usage;
+}
+
 } // namespace

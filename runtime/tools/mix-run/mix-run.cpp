@@ -67,8 +67,9 @@ static CommandSpec trainSpec() {
   return {
       kTool,
       "train",
-      "Trains the package on DIR/train.txt, evaluating on DIR/val.txt "
-      "(docs/models.md §7):\nwarm-up and cosine learning rate, gradient "
+      "Trains the package on DIR/train.txt, evaluating on DIR/val.txt (or "
+      "on one text\nfile's first nine tenths, evaluating on its last; "
+      "docs/training.md):\nwarm-up and cosine learning rate, gradient "
       "clipping, AdamW, checkpoints in\nRUN_DIR/checkpoint.safetensors, "
       "one JSON object a step in RUN_DIR/metrics.jsonl,\nand the loss "
       "curves in RUN_DIR/loss.png. SIGINT or SIGTERM stops the run\nafter "
@@ -76,7 +77,10 @@ static CommandSpec trainSpec() {
       "--resume continues it. Under mpirun -np R each step takes R times "
       "the\npackage's batch, split over the ranks (docs/training.md).",
       {packageArgument()},
-      {{"data", "DIR", "directory with train.txt and val.txt", true},
+      {{"data", "DIR|FILE",
+        "directory with train.txt and val.txt, or one text file (its last "
+        "tenth for validation)",
+        true},
        {"steps", "N", "number of optimizer steps", true},
        {"out", "RUN_DIR", "directory for checkpoints and metrics", true},
        {"lr", "LR", "peak learning rate (default 1e-3)", false},
@@ -102,13 +106,14 @@ static CommandSpec evalSpec() {
   return {kTool,
           "eval",
           "Validation cross-entropy and perplexity of parameters on "
-          "DIR/val.txt.",
+          "DIR/val.txt (or on the\nlast tenth of one text file).",
           {packageArgument()},
           {{"params", "P.safetensors",
             "the parameters (or a checkpoint's "
             "param.* tensors)",
             true},
-           {"data", "DIR", "directory with val.txt", true},
+           {"data", "DIR|FILE",
+            "directory with val.txt, or one text file (its last tenth)", true},
            {"eval-batches", "N", "validation batches (default 8)", false},
            {"tokenizer", "byte|gpt2", "tokenizer (default byte)", false},
            {"gpt2-dir", "DIR", "encoder.json and vocab.bpe for gpt2", false}}};
@@ -221,8 +226,7 @@ static int runEval(const ParsedArgs &args) {
   for (const Tensor *t : checkParams(manifest, source, paramsPath))
     data.push_back(t->getData<float>());
   std::unique_ptr<Tokenizer> tokenizer = createCheckedTokenizer(args, manifest);
-  Corpus val =
-      Corpus::load(args.get("data") + "/val.txt", *tokenizer, manifest.seq);
+  Corpus val = loadValidationCorpus(args.get("data"), *tokenizer, manifest.seq);
   int64_t batches = args.getOptional("eval-batches")
                         ? args.getInteger("eval-batches", 1, 1 << 20)
                         : 8;

@@ -26,15 +26,14 @@ static CommandSpec spec(const char *name, const char *summary,
           name,
           summary,
           {{"FILE", fileHelp}},
-          {{"tokenizer", "NAME", "byte or gpt2", true},
-           {"gpt2-dir", "DIR",
-            "the directory with encoder.json and vocab.bpe (default "
-            "data/gpt2)"}}};
+          // The defaults of mix-run's options of the same names.
+          {{"tokenizer", "byte|gpt2", "tokenizer (default byte)", false},
+           {"gpt2-dir", "DIR", "encoder.json and vocab.bpe for gpt2", false}}};
 }
 
 static std::unique_ptr<Tokenizer> tokenizerFor(const ParsedArgs &args) {
-  return createTokenizer(args.get("tokenizer"),
-                         args.getOptional("gpt2-dir").value_or("data/gpt2"));
+  return createTokenizer(args.getOptional("tokenizer").value_or("byte"),
+                         args.getOptional("gpt2-dir").value_or(""));
 }
 
 static int runEncode(const ParsedArgs &args) {
@@ -98,7 +97,7 @@ static int runCount(const ParsedArgs &args) {
 }
 
 static void printTopUsage(std::ostream &os) {
-  os << "usage: mix-tokenize <command> FILE --tokenizer byte|gpt2 "
+  os << "usage: mix-tokenize <command> FILE [--tokenizer byte|gpt2] "
         "[--gpt2-dir DIR]\n\n"
         "commands:\n"
         "  encode  print the token ids of a UTF-8 text file\n"
