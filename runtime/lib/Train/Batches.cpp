@@ -15,10 +15,11 @@ void mixrt::fillBatch(const Corpus &corpus,
                       std::vector<int32_t> &targets) {
   tokens.clear();
   targets.clear();
-  const std::vector<TokenId> &ids = corpus.getTokens();
+  // A mapped binary's ids are checked as they are read: the model would
+  // index its embedding with them.
   for (uint64_t off : offsets)
     for (int64_t s = 0; s < seq; ++s) {
-      tokens.push_back(int32_t(ids[off + s]));
-      targets.push_back(int32_t(ids[off + s + 1]));
+      tokens.push_back(int32_t(corpus.checkToken(off + s)));
+      targets.push_back(int32_t(corpus.checkToken(off + s + 1)));
     }
 }

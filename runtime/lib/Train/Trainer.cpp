@@ -682,7 +682,8 @@ int mixrt::train(const TrainOptions &o) {
   model.connectDevices(*grid.data);
   std::unique_ptr<Tokenizer> tokenizer = makeTokenizer(o);
   checkVocabSize(*tokenizer, manifest, o.package);
-  auto [trainData, valData] = loadCorpora(o.dataDir, *tokenizer, manifest.seq);
+  auto [trainData, valData] =
+      loadCorpora(o.dataDir, *tokenizer, manifest.seq, manifest.vocabSize);
   Trainer trainer(o, comm, manifest, model, grid, trainData, valData);
   return trainer.run();
 }

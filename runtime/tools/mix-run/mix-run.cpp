@@ -226,7 +226,8 @@ static int runEval(const ParsedArgs &args) {
   for (const Tensor *t : checkParams(manifest, source, paramsPath))
     data.push_back(t->getData<float>());
   std::unique_ptr<Tokenizer> tokenizer = createCheckedTokenizer(args, manifest);
-  Corpus val = loadValidationCorpus(args.get("data"), *tokenizer, manifest.seq);
+  Corpus val = loadValidationCorpus(args.get("data"), *tokenizer, manifest.seq,
+                                    manifest.vocabSize);
   int64_t batches = args.getOptional("eval-batches")
                         ? args.getInteger("eval-batches", 1, 1 << 20)
                         : 8;
