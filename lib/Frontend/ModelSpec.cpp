@@ -518,9 +518,19 @@ llvm::Expected<ModelSpec> SpecParser::parse() {
                             bytes / (1 << 30), kMaxParamBytes >> 30));
 }
 
-llvm::Expected<ModelSpec> mlir::mix::parseModelSpec(llvm::StringRef text,
-                                                    llvm::StringRef filename) {
-  return SpecParser(text, filename).parse();
+llvm::Expected<ModelSpec>
+mlir::mix::parseModelSpec(llvm::StringRef text, llvm::StringRef filename,
+                          std::vector<std::string> *notes) {
+  if (!isHuggingFaceConfig(text))
+    return SpecParser(text, filename).parse();
+  std::vector<std::string> ignored;
+  llvm::Expected<std::string> translated =
+      translateHuggingFaceConfig(text, filename, notes ? *notes : ignored);
+  if (!translated)
+    return translated.takeError();
+  // Its checks name the spec's keys (d_model for n_embd, d_ff for n_inner).
+  std::string name = (filename + " (as a model spec)").str();
+  return SpecParser(*translated, name).parse();
 }
 
 llvm::Error mlir::mix::checkShapes(const ModelSpec &spec, int64_t batch,

@@ -317,8 +317,11 @@ static int compile(int argc, char **argv) {
     if (llvm::Error e = checkNesting((*buffer)->getBuffer(), inputFile))
       return fail(llvm::toString(std::move(e)));
   } else {
+    std::vector<std::string> notes;
     llvm::Expected<ModelSpec> parsed =
-        parseModelSpec((*buffer)->getBuffer(), inputFile);
+        parseModelSpec((*buffer)->getBuffer(), inputFile, &notes);
+    for (const std::string &note : notes)
+      llvm::errs() << "mixc: note: " << note << "\n";
     if (!parsed)
       return fail(llvm::toString(parsed.takeError()));
     spec = std::move(*parsed);

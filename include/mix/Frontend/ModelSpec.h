@@ -55,9 +55,27 @@ llvm::StringRef archName(Arch arch);
 llvm::StringRef gatingName(Gating gating);
 
 /// Parses and validates a spec. Errors read `FILE:LINE: message` and name
-/// the key.
-llvm::Expected<ModelSpec> parseModelSpec(llvm::StringRef text,
-                                         llvm::StringRef filename);
+/// the key. A Hugging Face GPT-2 config.json is read as the spec it
+/// describes (translateHuggingFaceConfig), its notes added to \p notes.
+llvm::Expected<ModelSpec>
+parseModelSpec(llvm::StringRef text, llvm::StringRef filename,
+               std::vector<std::string> *notes = nullptr);
+
+/// Whether \p text is a Hugging Face GPT-2 config.json rather than a model
+/// spec: a JSON object without "arch" that has "model_type" or "n_embd".
+bool isHuggingFaceConfig(llvm::StringRef text);
+
+/// The model spec, as JSON text, that the Hugging Face GPT2Config \p text
+/// (read from \p file) describes: n_embd is d_model, n_inner d_ff (null:
+/// 4 n_embd), layer_norm_epsilon layer_norm_eps, initializer_range
+/// init.std, and an added section "mixc" holds "arch" (dense when absent),
+/// its section and "init". A key transformers writes that mixc ignores
+/// (dropouts, token ids, ...) adds a note naming it and why; one that
+/// changes what the model computes in a way mixc does not follow is an
+/// error naming it.
+llvm::Expected<std::string>
+translateHuggingFaceConfig(llvm::StringRef text, llvm::StringRef file,
+                           std::vector<std::string> &notes);
 
 /// Checks the compile-time shapes against the spec (S <= n_positions, ...).
 llvm::Error checkShapes(const ModelSpec &spec, int64_t batch, int64_t seq);
