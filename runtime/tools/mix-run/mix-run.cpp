@@ -316,6 +316,16 @@ static int runGrad(const ParsedArgs &args) {
   return 0;
 }
 
+/// export's and import's --format (hf only) checked, then the manifest of
+/// --package.
+static Manifest readHuggingFaceArgs(const ParsedArgs &args) {
+  const std::string &format = args.get("format");
+  if (format != "hf")
+    fail("--format ", quote(format),
+         ": the formats are hf (Hugging Face's GPT2LMHeadModel)");
+  return readManifest(args.get("package"));
+}
+
 static CommandSpec exportSpec() {
   return {kTool,
           "export",
@@ -330,13 +340,9 @@ static CommandSpec exportSpec() {
 }
 
 static int runExport(const ParsedArgs &args) {
-  const std::string &format = args.get("format");
-  if (format != "hf")
-    fail("--format ", quote(format),
-         ": the formats are hf (Hugging Face's GPT2LMHeadModel)");
   if (!ranks->isRoot())
     return 0;
-  Manifest manifest = readManifest(args.get("package"));
+  Manifest manifest = readHuggingFaceArgs(args);
   const std::string &paramsPath = args.positionals[0];
   TensorFile params = readParamsOrCheckpoint(paramsPath);
   exportHuggingFaceGPT2(manifest, checkParams(manifest, params, paramsPath),
@@ -358,13 +364,9 @@ static CommandSpec importSpec() {
 }
 
 static int runImport(const ParsedArgs &args) {
-  const std::string &format = args.get("format");
-  if (format != "hf")
-    fail("--format ", quote(format),
-         ": the formats are hf (Hugging Face's GPT2LMHeadModel)");
   if (!ranks->isRoot())
     return 0;
-  Manifest manifest = readManifest(args.get("package"));
+  Manifest manifest = readHuggingFaceArgs(args);
   TensorFile params = importHuggingFaceGPT2(manifest, args.positionals[0]);
   checkParams(manifest, params, args.positionals[0]);
   writeSafetensors(args.get("out"), params);
