@@ -1,15 +1,15 @@
 //===- Corpus.h - A tokenized text file -------------------------*- C++ -*-===//
 //
-// Reads a text file (e.g. data/brown/train.txt), tokenizes all of it, and
-// holds the token ids that training windows are cut from; and the corpora
-// `--data` names: a directory with train.txt and val.txt, or one text file
-// split into the two.
+// The token ids that training windows are cut from: a text tokenized in
+// memory, or token binaries memory-mapped; and the training and validation
+// corpora that `--data` names.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef MIXRT_CORPUS_H
 #define MIXRT_CORPUS_H
 
+#include "mixrt/TextCorpus.h"
 #include "mixrt/Tokenizer.h"
 
 #include <cstdint>
@@ -32,10 +32,10 @@ public:
   static Corpus load(const std::string &path, const Tokenizer &tokenizer,
                      int64_t seqLen);
 
-  /// Tokenizes \p text, a part of a file that \p name describes in
-  /// messages ("FILE (its last tenth)"), with load()'s checks.
-  static Corpus fromText(const std::string &name, const std::string &text,
-                         const Tokenizer &tokenizer, int64_t seqLen);
+  /// Tokenizes \p part in memory (a chunk at a time, tokenizeText), with
+  /// load()'s checks; messages name the part (TextPart::name).
+  static Corpus tokenize(const TextPart &part, const Tokenizer &tokenizer,
+                         int64_t seqLen);
 
   /// Maps \p path, a pre-tokenized binary file: \p width (2 or 4) bytes
   /// a token, little-endian unsigned, no header (nanoGPT's train.bin and
@@ -76,7 +76,7 @@ private:
 /// is its last tenth, starting after the first line break at or after 90%
 /// of its bytes, or, in a last tenth without one, at 90% moved back to the
 /// start of a UTF-8 character. Deterministic: the same file, the same cut.
-size_t getValidationCut(const std::string &text);
+/// (getValidationCut in TextCorpus.h computes it.)
 
 /// The token width of the binary files in directory \p dir: 4 when
 /// DIR/tokens.json says {"dtype": "uint32"}, else 2 (uint16, nanoGPT's;
@@ -85,15 +85,19 @@ size_t getValidationCut(const std::string &text);
 int getBinaryTokenWidth(const std::string &dir);
 
 /// The training and the validation corpus of `--data DATA`: when DATA is a
-/// directory, DATA/train.bin and DATA/val.bin memory-mapped if train.bin
-/// is there, else DATA/train.txt and DATA/val.txt tokenized; or one text
-/// file cut by getValidationCut. Errors name the path and the part.
+/// directory holding train.bin, DATA/train.bin and DATA/val.bin
+/// memory-mapped; otherwise the text corpus findTextCorpus (TextCorpus.h)
+/// finds, from its token cache (getTokenCache, made in DATA's or, failing
+/// that, in \p cacheFallbackDir) or tokenized in memory. Errors name the
+/// path and the part.
 std::pair<Corpus, Corpus> loadCorpora(const std::string &data,
                                       const Tokenizer &tokenizer,
-                                      int64_t seqLen, int64_t vocabSize);
+                                      int64_t seqLen, int64_t vocabSize,
+                                      const std::string &cacheFallbackDir = "");
 
-/// The validation corpus of `--data DATA` alone (eval): DATA/val.bin or
-/// DATA/val.txt, or the validation part of one text file.
+/// The validation corpus of `--data DATA` alone (eval): DATA/val.bin, or
+/// the validation part of DATA's text from a current token cache, or
+/// tokenized in memory (eval makes no cache: training does).
 Corpus loadValidationCorpus(const std::string &data, const Tokenizer &tokenizer,
                             int64_t seqLen, int64_t vocabSize);
 

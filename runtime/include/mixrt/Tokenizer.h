@@ -8,6 +8,8 @@
 #ifndef MIXRT_TOKENIZER_H
 #define MIXRT_TOKENIZER_H
 
+#include "mixrt/Error.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -20,6 +22,23 @@ namespace mixrt {
 /// A token id, in [0, vocabSize()).
 using TokenId = int32_t;
 
+/// Text that a tokenizer cannot take because it is not UTF-8 (gpt2): "invalid
+/// UTF-8 at byte offset N (byte 0xFF)", N counted from the start of the
+/// text given to encode(). A caller that encodes a file a chunk at a time
+/// restates it with the offset in the file.
+class InvalidUTF8Error : public Error {
+public:
+  InvalidUTF8Error(size_t offset, unsigned char byte)
+      : Error(describe(offset, byte)), offset(offset), byte(byte) {}
+  static std::string describe(size_t offset, unsigned char byte);
+  size_t getOffset() const { return offset; }
+  unsigned char getByte() const { return byte; }
+
+private:
+  size_t offset;
+  unsigned char byte;
+};
+
 /// Maps text to token ids and back. Implementations are immutable after
 /// construction, so one tokenizer may serve several threads at once. Errors
 /// (an id out of range, text the tokenizer cannot encode) throw mixrt::Error.
@@ -31,6 +50,11 @@ public:
   virtual const char *getName() const = 0;
   /// The number of token ids, V.
   virtual int32_t getVocabSize() const = 0;
+  /// What makes this tokenizer's ids for a text what they are: its name,
+  /// and for a tokenizer read from files a hash of their contents. Two
+  /// tokenizers of equal identity encode every text alike (the token cache
+  /// keys on it).
+  virtual std::string getIdentity() const { return getName(); }
 
   virtual std::vector<TokenId> encode(std::string_view text) const = 0;
   /// The bytes the ids stand for (not necessarily valid UTF-8 when the ids

@@ -62,6 +62,8 @@ public:
   int32_t getVocabSize() const override {
     return static_cast<int32_t>(idToBytes.size());
   }
+  /// "gpt2 HASH": the FNV-1a 64 hash of encoder.json and vocab.bpe.
+  std::string getIdentity() const override { return identity; }
   std::vector<TokenId> encode(std::string_view text) const override;
   std::string decode(const TokenId *ids, size_t count) const override;
 
@@ -71,6 +73,7 @@ public:
 private:
   GPT2Tokenizer() = default;
 
+  std::string identity;
   /// Token id -> the bytes it stands for.
   std::vector<std::string> idToBytes;
   /// The bytes of a vocabulary symbol -> its id.

@@ -12,6 +12,7 @@
 #include "mixrt/File.h"
 
 #include "mixrt/Json.h"
+#include "mixrt/TokenCache.h"
 
 #include <cerrno>
 #include <cstring>
@@ -23,27 +24,42 @@
 
 using namespace mixrt;
 
-Corpus Corpus::load(const std::string &path, const Tokenizer &tokenizer,
-                    int64_t seqLen) {
-  return fromText(path, readFile(path), tokenizer, seqLen);
+/// Refuses a part with no text, before it is tokenized.
+static void checkNotEmpty(const TextPart &part) {
+  if (part.getBytes() == 0)
+    fail(part.name, part.ranges.size() > 1 ? ": the corpus files are empty"
+                                           : ": the corpus file is empty");
 }
 
-Corpus Corpus::fromText(const std::string &path, const std::string &text,
-                        const Tokenizer &tokenizer, int64_t seqLen) {
-  if (seqLen < 1)
-    fail(path, ": the sequence length must be at least 1, not ", seqLen);
-  if (text.empty())
-    fail(path, ": the corpus file is empty");
-  std::vector<TokenId> tokens;
-  try {
-    tokens = tokenizer.encode(text);
-  } catch (const Error &e) {
-    fail(path, ": ", e.what());
-  }
-  if (static_cast<int64_t>(tokens.size()) < seqLen + 1)
-    fail(path, ": the corpus has ", tokens.size(), " ", tokenizer.getName(),
+/// Refuses \p count tokens of \p name when they hold no whole sequence.
+static void checkHoldsASequence(const std::string &name, uint64_t count,
+                                const char *tokenizer, int64_t seqLen) {
+  if (static_cast<int64_t>(count) < seqLen + 1)
+    fail(name, ": the corpus has ", count, " ", tokenizer,
          " tokens, fewer than one sequence needs (seq + 1 = ", seqLen + 1, ")");
-  return Corpus(path, std::move(tokens));
+}
+
+static void checkSeqLen(const std::string &name, int64_t seqLen) {
+  if (seqLen < 1)
+    fail(name, ": the sequence length must be at least 1, not ", seqLen);
+}
+
+Corpus Corpus::load(const std::string &path, const Tokenizer &tokenizer,
+                    int64_t seqLen) {
+  InputFile file(path);
+  return tokenize({path, {{path, 0, file.getSize()}}}, tokenizer, seqLen);
+}
+
+Corpus Corpus::tokenize(const TextPart &part, const Tokenizer &tokenizer,
+                        int64_t seqLen) {
+  checkSeqLen(part.name, seqLen);
+  checkNotEmpty(part);
+  std::vector<TokenId> tokens;
+  tokenizeText(part, tokenizer, [&](const std::vector<TokenId> &ids) {
+    tokens.insert(tokens.end(), ids.begin(), ids.end());
+  });
+  checkHoldsASequence(part.name, tokens.size(), tokenizer.getName(), seqLen);
+  return Corpus(part.name, std::move(tokens));
 }
 
 Corpus::Mapping::~Mapping() {
@@ -106,26 +122,6 @@ TokenId Corpus::checkToken(size_t i) const {
   return TokenId(id);
 }
 
-size_t mixrt::getValidationCut(const std::string &text) {
-  size_t cut = text.size() - text.size() / 10;
-  size_t newline = text.find('\n', cut);
-  if (newline != std::string::npos && newline + 1 < text.size())
-    return newline + 1;
-  // No line break left: not inside a UTF-8 character.
-  while (cut > 0 && cut < text.size() &&
-         (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
-    --cut;
-  return cut;
-}
-
-/// Refuses a --data path that is not there, saying what it may be.
-static void checkDataPath(const std::string &data) {
-  std::error_code ec;
-  if (!std::filesystem::exists(data, ec))
-    fail(data, ": no such file or directory (the data is a directory "
-               "holding train.txt and val.txt, or one text file)");
-}
-
 int mixrt::getBinaryTokenWidth(const std::string &dir) {
   std::string path = dir + "/tokens.json";
   std::error_code ec;
@@ -153,38 +149,50 @@ static bool hasBinaries(const std::string &dir) {
   return std::filesystem::exists(dir + "/train.bin", ec);
 }
 
+/// The cached tokens of \p part, \p file (train.bin or val.bin) of
+/// \p bins, which hold \p count tokens of \p tokenizer.
+static Corpus mapPart(const TextPart &part, const TokenBinaries &bins,
+                      const char *file, uint64_t count,
+                      const Tokenizer &tokenizer, int64_t seqLen) {
+  checkHoldsASequence(part.name, count, tokenizer.getName(), seqLen);
+  return Corpus::map(bins.dir + "/" + file, bins.width, seqLen,
+                     tokenizer.getVocabSize());
+}
+
 std::pair<Corpus, Corpus> mixrt::loadCorpora(const std::string &data,
                                              const Tokenizer &tokenizer,
-                                             int64_t seqLen,
-                                             int64_t vocabSize) {
-  checkDataPath(data);
+                                             int64_t seqLen, int64_t vocabSize,
+                                             const std::string &cacheFallback) {
   if (std::filesystem::is_directory(data) && hasBinaries(data)) {
     int width = getBinaryTokenWidth(data);
     return {Corpus::map(data + "/train.bin", width, seqLen, vocabSize),
             Corpus::map(data + "/val.bin", width, seqLen, vocabSize)};
   }
-  if (std::filesystem::is_directory(data))
-    return {Corpus::load(data + "/train.txt", tokenizer, seqLen),
-            Corpus::load(data + "/val.txt", tokenizer, seqLen)};
-  std::string text = readFile(data);
-  size_t cut = getValidationCut(text);
-  return {Corpus::fromText(data + " (its first nine tenths, for training)",
-                           text.substr(0, cut), tokenizer, seqLen),
-          Corpus::fromText(data + " (its last tenth, for validation)",
-                           text.substr(cut), tokenizer, seqLen)};
+  TextCorpus text = findTextCorpus(data);
+  checkSeqLen(data, seqLen);
+  checkNotEmpty(text.train);
+  checkNotEmpty(text.val);
+  if (auto bins = getTokenCache(data, text, tokenizer, cacheFallback))
+    return {mapPart(text.train, *bins, "train.bin", bins->trainTokens,
+                    tokenizer, seqLen),
+            mapPart(text.val, *bins, "val.bin", bins->valTokens, tokenizer,
+                    seqLen)};
+  return {Corpus::tokenize(text.train, tokenizer, seqLen),
+          Corpus::tokenize(text.val, tokenizer, seqLen)};
 }
 
 Corpus mixrt::loadValidationCorpus(const std::string &data,
                                    const Tokenizer &tokenizer, int64_t seqLen,
                                    int64_t vocabSize) {
-  checkDataPath(data);
   if (std::filesystem::is_directory(data) && hasBinaries(data))
     return Corpus::map(data + "/val.bin", getBinaryTokenWidth(data), seqLen,
                        vocabSize);
-  if (std::filesystem::is_directory(data))
-    return Corpus::load(data + "/val.txt", tokenizer, seqLen);
-  std::string text = readFile(data);
-  return Corpus::fromText(data + " (its last tenth, for validation)",
-                          text.substr(getValidationCut(text)), tokenizer,
-                          seqLen);
+  TextCorpus text = findTextCorpus(data, /*needTrain=*/false);
+  checkSeqLen(data, seqLen);
+  checkNotEmpty(text.val);
+  std::string dir = getTokenCacheDir(data, tokenizer);
+  if (auto bins = findTokenBinaries(dir, data, text, tokenizer))
+    return mapPart(text.val, *bins, "val.bin", bins->valTokens, tokenizer,
+                   seqLen);
+  return Corpus::tokenize(text.val, tokenizer, seqLen);
 }

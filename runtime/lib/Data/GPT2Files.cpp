@@ -9,6 +9,7 @@
 
 #include "mixrt/Error.h"
 #include "mixrt/File.h"
+#include "mixrt/Init.h"
 #include "mixrt/Json.h"
 #include "mixrt/TokenizerUnicode.h"
 
@@ -77,12 +78,14 @@ std::unique_ptr<GPT2Tokenizer> GPT2Tokenizer::load(const std::string &dir) {
   // encoder.json: {"symbol": id, ...} with the ids 0..V-1, each once.
   std::string encoderPath = dir + "/encoder.json";
   json::Value encoder;
+  std::string encoderText;
   try {
     // Duplicates are found below with a hash map: the parser's own check is
     // linear per key, quadratic for GPT-2's 50257 keys.
     json::ParseOptions options;
     options.allowDuplicateKeys = true;
-    encoder = json::parse(readTokenizerFile(encoderPath), options);
+    encoderText = readTokenizerFile(encoderPath);
+    encoder = json::parse(encoderText, options);
   } catch (const json::ParseError &e) {
     fail(encoderPath, ":", e.line, ":", e.column, ": ", e.reason);
   }
@@ -144,6 +147,11 @@ std::unique_ptr<GPT2Tokenizer> GPT2Tokenizer::load(const std::string &dir) {
   // merge's rank is its index among the lines after the version line.
   std::string mergesPath = dir + "/vocab.bpe";
   std::string merges = readTokenizerFile(mergesPath);
+  char hash[17];
+  std::snprintf(
+      hash, sizeof(hash), "%016llx",
+      static_cast<unsigned long long>(fnv1a64(merges, fnv1a64(encoderText))));
+  tok->identity = std::string("gpt2 ") + hash;
   size_t lineStart = merges.find('\n');
   if (lineStart == std::string::npos)
     fail(mergesPath, ": expected a version line and then one merge a line");

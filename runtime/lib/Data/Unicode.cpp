@@ -8,6 +8,7 @@
 #include "mixrt/TokenizerUnicode.h"
 
 #include "mixrt/Error.h"
+#include "mixrt/Tokenizer.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -50,13 +51,16 @@ struct AsciiTable {
 };
 
 [[noreturn]] void invalidUTF8(std::string_view text, size_t pos) {
-  char byte[8];
-  std::snprintf(byte, sizeof(byte), "0x%02X",
-                static_cast<unsigned char>(text[pos]));
-  fail("invalid UTF-8 at byte offset ", pos, " (byte ", byte, ")");
+  throw InvalidUTF8Error(pos, static_cast<unsigned char>(text[pos]));
 }
 
 } // namespace
+
+std::string InvalidUTF8Error::describe(size_t offset, unsigned char byte) {
+  char hex[8];
+  std::snprintf(hex, sizeof(hex), "0x%02X", byte);
+  return concat("invalid UTF-8 at byte offset ", offset, " (byte ", hex, ")");
+}
 
 std::string_view mixrt::tokenizerUnicodeVersion() { return kUnicodeVersion; }
 

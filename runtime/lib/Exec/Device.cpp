@@ -10,6 +10,7 @@
 #include "Device.h"
 #include "DeviceProfile.h"
 
+#include "mixrt/Environment.h"
 #include "mixrt/Error.h"
 
 #include <chrono>
@@ -175,28 +176,20 @@ void CompiledModel::Device::reportStep(const std::string &title) {
 }
 
 bool mixrt::cudaGraphsWanted() {
-  const char *value = std::getenv("MIXRT_CUDA_GRAPH");
-  if (!value || !*value || std::strcmp(value, "1") == 0)
-    return true;
-  if (std::strcmp(value, "0") != 0)
-    fail("MIXRT_CUDA_GRAPH is ", quote(value),
-         ", expected 1 (run each call of an entry point after its first as "
-         "a CUDA graph) or 0 (launch every kernel from the host)");
-  return false;
+  return readSwitch("MIXRT_CUDA_GRAPH",
+                    "run each call of an entry point after its first as a "
+                    "CUDA graph",
+                    "launch every kernel from the host")
+      .value_or(true);
 }
 
 /// Whether a cuda package run on \p ranks data-parallel ranks averages its
 /// gradients with NCCL: MIXRT_NCCL=1 always, 0 never, unset when there is
 /// more than one rank.
 static bool useNccl(int ranks) {
-  const char *value = std::getenv("MIXRT_NCCL");
-  if (!value || !*value)
-    return ranks > 1;
-  if (std::strcmp(value, "0") != 0 && std::strcmp(value, "1") != 0)
-    fail("MIXRT_NCCL is ", quote(value),
-         ", expected 1 (average the gradients on the GPUs with NCCL) or 0 "
-         "(on the host over MPI)");
-  return *value == '1';
+  return readSwitch("MIXRT_NCCL", "average the gradients on the GPUs with NCCL",
+                    "on the host over MPI")
+      .value_or(ranks > 1);
 }
 
 void CompiledModel::Device::joinNccl(const Manifest &manifest,

@@ -2,6 +2,7 @@
 
 #include "DeviceProfile.h"
 
+#include "mixrt/Environment.h"
 #include "mixrt/Error.h"
 
 #include <algorithm>
@@ -74,12 +75,9 @@ std::string mixrt::formatEstimate(const RooflineEstimate &e) {
 }
 
 bool mixrt::cudaProfileWanted() {
-  const char *value = std::getenv("MIXRT_CUDA_PROFILE");
-  if (!value || !*value || std::strcmp(value, "0") == 0)
-    return false;
-  if (std::strcmp(value, "1") != 0)
-    fail("MIXRT_CUDA_PROFILE is ", quote(value),
-         ", expected 1 (print what the CUDA device did in each training "
-         "step, with an H200 estimate) or 0");
-  return true;
+  return readSwitch("MIXRT_CUDA_PROFILE",
+                    "print what the CUDA device did in each training step, "
+                    "with an H200 estimate",
+                    "")
+      .value_or(false);
 }

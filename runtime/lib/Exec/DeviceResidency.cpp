@@ -9,6 +9,7 @@
 
 #include "Device.h"
 
+#include "mixrt/Environment.h"
 #include "mixrt/Error.h"
 
 #include <cstdlib>
@@ -17,14 +18,11 @@
 using namespace mixrt;
 
 bool mixrt::cudaResidencyWanted() {
-  const char *value = std::getenv("MIXRT_CUDA_RESIDENT");
-  if (!value || !*value || std::strcmp(value, "1") == 0)
-    return true;
-  if (std::strcmp(value, "0") != 0)
-    fail("MIXRT_CUDA_RESIDENT is ", quote(value),
-         ", expected 1 (keep the training state in device memory) or 0 "
-         "(copy every argument to the device and back around each call)");
-  return false;
+  return readSwitch("MIXRT_CUDA_RESIDENT",
+                    "keep the training state in device memory",
+                    "copy every argument to the device and back around each "
+                    "call")
+      .value_or(true);
 }
 
 void CompiledModel::Device::keep(const Manifest &manifest, void *host,

@@ -683,7 +683,8 @@ int mixrt::train(const TrainOptions &o) {
   std::unique_ptr<Tokenizer> tokenizer = makeTokenizer(o);
   checkVocabSize(*tokenizer, manifest, o.package);
   auto [trainData, valData] =
-      loadCorpora(o.dataDir, *tokenizer, manifest.seq, manifest.vocabSize);
+      loadCorpora(o.dataDir, *tokenizer, manifest.seq, manifest.vocabSize,
+                  o.outDir + "/tokens");
   Trainer trainer(o, comm, manifest, model, grid, trainData, valData);
   return trainer.run();
 }

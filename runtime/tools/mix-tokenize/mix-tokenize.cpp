@@ -1,13 +1,16 @@
 //===- mix-tokenize.cpp - Tokenize and detokenize files -------------------===//
 //
-// Encodes a text file into token ids, decodes ids back into text, or counts
-// tokens, with the byte or the GPT-2 tokenizer; errors are one stderr line.
+// Encodes a text file into token ids, decodes ids back into text, counts
+// tokens, or writes a corpus's tokens as binaries for training, with the
+// byte or the GPT-2 tokenizer; errors are one stderr line.
 //
 //===----------------------------------------------------------------------===//
 
 #include "mixrt/CommandLine.h"
 #include "mixrt/Error.h"
 #include "mixrt/File.h"
+#include "mixrt/TextCorpus.h"
+#include "mixrt/TokenCache.h"
 #include "mixrt/Tokenizer.h"
 
 #include <chrono>
@@ -96,13 +99,36 @@ static int runCount(const ParsedArgs &args) {
   return 0;
 }
 
+static int runBin(const ParsedArgs &args) {
+  const std::string &data = args.positionals[0];
+  auto tok = tokenizerFor(args);
+  TextCorpus corpus = findTextCorpus(data);
+  uint64_t bytes = corpus.train.getBytes() + corpus.val.getBytes();
+  const std::string &out = args.get("out");
+  std::fprintf(stderr, "tokenizing %s (%.1f MB, %s tokenizer) into %s\n",
+               data.c_str(), double(bytes) / 1e6, tok->getName(), out.c_str());
+  TokenBinaries bins = writeTokenBinaries(data, corpus, *tok, out,
+                                          args.getOptional("progress") ||
+                                              bytes >= kTokenProgressMinBytes);
+  std::cout << out << "/train.bin: " << bins.trainTokens << " tokens from "
+            << corpus.train.name << "\n"
+            << out << "/val.bin: " << bins.valTokens << " tokens from "
+            << corpus.val.name << "\n"
+            << out << "/tokens.json: uint" << 8 * bins.width << " tokens of "
+            << tok->getName() << "\n";
+  return 0;
+}
+
 static void printTopUsage(std::ostream &os) {
   os << "usage: mix-tokenize <command> FILE [--tokenizer byte|gpt2] "
-        "[--gpt2-dir DIR]\n\n"
+        "[--gpt2-dir DIR]\n"
+        "       mix-tokenize bin DATA --out DIR [--tokenizer byte|gpt2] "
+        "[--gpt2-dir DIR] [--progress]\n\n"
         "commands:\n"
         "  encode  print the token ids of a UTF-8 text file\n"
         "  decode  print the text of a file of token ids\n"
-        "  count   print how many tokens a file has\n\n"
+        "  count   print how many tokens a file has\n"
+        "  bin     write a corpus's tokens as train.bin and val.bin\n\n"
         "Run 'mix-tokenize <command> --help' for details, 'mix-tokenize "
         "--version' for the version.\n";
 }
@@ -126,8 +152,27 @@ selectCommand(const std::string &command) {
                  "encoding took.",
                  "the text to encode"),
             runCount};
+  if (command == "bin") {
+    CommandSpec bin =
+        spec("bin",
+             "Tokenizes DATA, a corpus as mix-run's --data takes it (a "
+             "directory holding train.txt and val.txt, one text file, or a "
+             "directory of text files), into DIR/train.bin and DIR/val.bin "
+             "(nanoGPT's layout: uint16 tokens, uint32 for vocabularies "
+             "over 65536) and DIR/tokens.json (their width and source). "
+             "`mix-run train --data DIR` memory-maps them.",
+             "the text corpus");
+    bin.positionals[0].name = "DATA";
+    bin.options.push_back({"out", "DIR", "where to write the binaries", true});
+    bin.options.push_back({"progress", "",
+                           "draw a progress bar for any input (without it, "
+                           "from 16 MiB up)",
+                           false});
+    return {bin, runBin};
+  }
   fail("unknown command ", quote(command),
-       " (expected encode, decode or count; see 'mix-tokenize --help')");
+       " (expected encode, decode, count or bin; see 'mix-tokenize "
+       "--help')");
 }
 
 static int run(const std::vector<std::string> &words) {

@@ -1,0 +1,213 @@
+//===- TextCorpusTest.cpp - Text corpora split and tokenized in chunks ----===//
+//
+// Cutting a text into chunks never changes its tokens: every cut that
+// findChunkCut allows splits GPT-2's pre-tokenization of the whole into the
+// pieces of the halves. The split of a file and of a directory of files is
+// the documented one, and errors name the file and the offset in it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mixrt/TextCorpus.h"
+
+#include "mixrt/Corpus.h"
+#include "mixrt/Error.h"
+#include "mixrt/File.h"
+#include "mixrt/TokenizerGPT2.h"
+
+#include "DataTestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+using namespace mixrt;
+
+namespace {
+
+std::vector<std::string> pieces(std::string_view text) {
+  std::vector<std::string> out;
+  for (std::string_view p : gpt2PreTokenize(text))
+    out.emplace_back(p);
+  return out;
+}
+
+/// Text with the white space and punctuation around line breaks that GPT-2's
+/// pre-tokenizer treats specially: runs of spaces before and after a break,
+/// blank lines, contractions, digits, CRLF and non-ASCII letters.
+std::string trickyText() {
+  std::string text;
+  const char *lines[] = {
+      "The jury said it did find that many of Georgia's registration",
+      "  and election laws \"are outmoded\".  ",
+      "",
+      "'ll 've 're it's 1961 -- 3.5%",
+      "\t tabs\tand  spaces  ",
+      "caf\xc3\xa9 na\xc3\xafve \xe4\xb8\xad\xe6\x96\x87\xe3\x80\x80wide",
+      "end\r",
+      "x",
+      "\xc2\xa0nbsp-start",
+      "(parens)",
+      "",
+      "",
+      "last line"};
+  for (int round = 0; round < 3; ++round)
+    for (const char *line : lines)
+      text += std::string(line) + "\n";
+  return text;
+}
+
+std::string readInput(const std::string &name) {
+  std::ifstream in(std::string(MIXRT_DATA_TEST_DIR) +
+                   "/../../../test/Runtime/Inputs/" + name);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+} // namespace
+
+TEST(TextCorpus, ChunkCutsKeepGPT2Pieces) {
+  std::string text = trickyText() + readInput("corpus/val.txt").substr(0, 800);
+  std::vector<std::string> whole = pieces(text);
+  int cuts = 0;
+  for (size_t length = 1; length <= text.size(); ++length) {
+    size_t cut = findChunkCut(std::string_view(text).substr(0, length));
+    if (cut == 0)
+      continue;
+    ASSERT_LE(cut, length);
+    ASSERT_EQ(text[cut - 1], '\n');
+    std::vector<std::string> halves = pieces(text.substr(0, cut));
+    for (std::string &p : pieces(text.substr(cut)))
+      halves.push_back(p);
+    ASSERT_EQ(halves, whole) << "cut at " << cut;
+    ++cuts;
+  }
+  EXPECT_GT(cuts, 100); // the test cut the text in many places
+}
+
+TEST(TextCorpus, ChunkCutNeedsPlainCharactersAroundTheBreak) {
+  EXPECT_EQ(findChunkCut("ab\ncd"), 3u);
+  EXPECT_EQ(findChunkCut("ab\ncd\nef"), 6u); // the last cut
+  EXPECT_EQ(findChunkCut("ab \ncd"), 0u);
+  EXPECT_EQ(findChunkCut("ab\n cd"), 0u);
+  EXPECT_EQ(findChunkCut("ab\n\ncd"), 0u);
+  EXPECT_EQ(findChunkCut("ab\n"), 0u); // what follows is not known yet
+  EXPECT_EQ(findChunkCut("\xc3\xa9\ncd"), 0u);
+  EXPECT_EQ(findChunkCut(""), 0u);
+}
+
+TEST(TextCorpus, TokenizesInChunksAsAWhole) {
+  test::ScratchDir dir;
+  test::writeTinyGPT2(dir.path, {"Th", "The", " t", "\n\n"},
+                      {{"T", "h"}, {"Th", "e"}, {" ", "t"}, {"\n", "\n"}});
+  auto gpt2 = GPT2Tokenizer::load(dir.path);
+  ByteTokenizer bytes;
+  std::string text = trickyText() + readInput("corpus/train.txt");
+  std::string path = dir.file("text.txt");
+  test::writeFile(path, text);
+  TextPart part{path, {{path, 5, text.size() - 7}}};
+  for (const Tokenizer *tok : {static_cast<const Tokenizer *>(&bytes),
+                               static_cast<const Tokenizer *>(gpt2.get())}) {
+    std::vector<TokenId> expected =
+        tok->encode(std::string_view(text).substr(5, text.size() - 12));
+    for (size_t chunk : {size_t(1), size_t(7), size_t(100), size_t(1) << 20}) {
+      std::vector<TokenId> got;
+      int calls = 0;
+      tokenizeText(
+          part, *tok,
+          [&](const std::vector<TokenId> &ids) {
+            got.insert(got.end(), ids.begin(), ids.end());
+            ++calls;
+          },
+          nullptr, chunk);
+      EXPECT_EQ(got, expected) << tok->getName() << " chunk " << chunk;
+      if (chunk == 100)
+        EXPECT_GT(calls, 10);
+    }
+  }
+}
+
+TEST(TextCorpus, InvalidUTF8IsNamedAtItsOffsetInTheFile) {
+  test::ScratchDir dir;
+  test::writeTinyGPT2(dir.path, {}, {{"a", "b"}});
+  auto gpt2 = GPT2Tokenizer::load(dir.path);
+  std::string text;
+  for (int i = 0; i < 50; ++i)
+    text += "line\n";
+  text += "bad \xff byte\n";
+  std::string path = dir.file("t.txt");
+  test::writeFile(path, text);
+  std::string message;
+  try {
+    tokenizeText(
+        {path, {{path, 0, text.size()}}}, *gpt2,
+        [](const std::vector<TokenId> &) {}, nullptr, 16);
+  } catch (const Error &e) {
+    message = e.what();
+  }
+  EXPECT_EQ(message, path + ": invalid UTF-8 at byte offset 254 (byte 0xFF)");
+}
+
+TEST(TextCorpus, ValidationCutOfAFile) {
+  test::ScratchDir dir;
+  auto cutOf = [&](const std::string &text) {
+    test::writeFile(dir.file("f.txt"), text);
+    return getValidationCut(InputFile(dir.file("f.txt")));
+  };
+  // 100 bytes: 90% is byte 90; the first line break at or after it ends
+  // the training part.
+  std::string lines(95, 'a');
+  lines[92] = '\n';
+  lines += "bcde\n";
+  EXPECT_EQ(cutOf(lines), 93u);
+  // A break that ends the file leaves nothing after it: the cut stays at
+  // 90%, moved back to the start of a UTF-8 character.
+  std::string noBreak(89, 'a');
+  noBreak += "\xc3\xa9\xc3\xa9";
+  noBreak += std::string(100 - noBreak.size() - 1, 'b') + "\n";
+  EXPECT_EQ(cutOf(noBreak), 89u); // byte 90 is inside the first é
+  EXPECT_EQ(cutOf("x"), 1u);
+}
+
+TEST(TextCorpus, SplitsADirectoryByFile) {
+  test::ScratchDir dir;
+  ::mkdir(dir.file("sub").c_str(), 0755);
+  ::mkdir(dir.file(".hidden").c_str(), 0755);
+  for (int i = 0; i < 12; ++i)
+    test::writeFile(dir.file(std::string(i < 6 ? "" : "sub/") + "f" +
+                             char('a' + i) + ".txt"),
+                    "text\n");
+  test::writeFile(dir.file("notes.md"), "not text\n");
+  test::writeFile(dir.file(".hidden/h.txt"), "hidden\n");
+  TextCorpus corpus = findTextCorpus(dir.path);
+  // Sorted by relative path: fa..ff, then sub/fg..sub/fl; the 10th (sub/fj)
+  // validates.
+  ASSERT_EQ(corpus.val.ranges.size(), 1u);
+  EXPECT_EQ(corpus.val.ranges[0].path, dir.file("sub/fj.txt"));
+  EXPECT_EQ(corpus.val.name, dir.path + " (its 1 validation file)");
+  EXPECT_EQ(corpus.train.ranges.size(), 11u);
+  EXPECT_EQ(corpus.train.ranges[0].path, dir.file("fa.txt"));
+  EXPECT_EQ(corpus.train.name, dir.path + " (its 11 training files)");
+
+  test::ScratchDir few;
+  test::writeFile(few.file("b.txt"), "b\n");
+  test::writeFile(few.file("a.txt"), "a\n");
+  TextCorpus two = findTextCorpus(few.path);
+  EXPECT_EQ(two.train.ranges[0].path, few.file("a.txt"));
+  EXPECT_EQ(two.val.ranges[0].path, few.file("b.txt"));
+
+  test::ScratchDir one;
+  test::writeFile(one.file("a.txt"), "a\n");
+  std::string message;
+  try {
+    findTextCorpus(one.path);
+  } catch (const Error &e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find(one.path + ": a directory of text files needs at "
+                                    "least two *.txt files (one to validate "
+                                    "on), found 1"),
+            std::string::npos)
+      << message;
+}
