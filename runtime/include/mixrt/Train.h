@@ -94,8 +94,10 @@ std::vector<TokenId> generate(const CompiledModel &model,
                               std::vector<TokenId> context,
                               const GenerateOptions &options);
 
-/// Writes a PNG line plot of the training loss and validation CE.
-void writeLossPlot(const std::string &path,
+/// Draws the training loss and the validation cross-entropy against the
+/// step with cairo, into STEM.png (compressed) and STEM.svg, each written
+/// atomically.
+void writeLossPlot(const std::string &stem,
                    const std::vector<std::pair<int64_t, double>> &train,
                    const std::vector<std::pair<int64_t, double>> &val);
 

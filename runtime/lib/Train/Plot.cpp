@@ -1,8 +1,9 @@
-//===- Plot.cpp - A PNG line plot of the loss curves ----------------------===//
+//===- Plot.cpp - The loss curves drawn with cairo ------------------------===//
 //
-// A tiny rasteriser, a 5x7 bitmap font and a PNG encoder (stored deflate
-// blocks, no external library): training loss in blue, validation
-// cross-entropy in red, on a light grid with labelled axes and a legend.
+// Training loss in blue and validation cross-entropy in red, on a light
+// grid with round-numbered, labelled axes and a legend, drawn once with
+// cairo and written twice: a compressed PNG and a vector SVG. Text is set
+// in DejaVu Sans (fontconfig picks the nearest sans-serif font elsewhere).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,9 @@
 #include "mixrt/Error.h"
 #include "mixrt/File.h"
 
+#include <cairo-svg.h>
+#include <cairo.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -18,199 +22,231 @@
 using namespace mixrt;
 
 namespace {
-struct Canvas {
-  int width, height;
-  std::vector<uint8_t> rgb;
-  Canvas(int w, int h) : width(w), height(h), rgb(size_t(w) * h * 3, 255) {}
 
-  void set(int x, int y, uint32_t color) {
-    if (x < 0 || y < 0 || x >= width || y >= height)
-      return;
-    uint8_t *p = &rgb[(size_t(y) * width + x) * 3];
-    p[0] = color >> 16;
-    p[1] = color >> 8;
-    p[2] = color;
-  }
-  void line(double x0, double y0, double x1, double y1, uint32_t color,
-            int thick = 1) {
-    int n = int(std::max(std::abs(x1 - x0), std::abs(y1 - y0))) + 1;
-    for (int i = 0; i <= n; ++i) {
-      double t = double(i) / n;
-      int x = int(std::lround(x0 + t * (x1 - x0)));
-      int y = int(std::lround(y0 + t * (y1 - y0)));
-      for (int dx = -thick / 2; dx <= thick / 2; ++dx)
-        for (int dy = -thick / 2; dy <= thick / 2; ++dy)
-          set(x + dx, y + dy, color);
+using Curve = std::vector<std::pair<int64_t, double>>;
+
+constexpr double kWidth = 800, kHeight = 500;
+constexpr double kLeft = 72, kRight = 24, kTop = 48, kBottom = 56;
+constexpr const char *kFont = "DejaVu Sans";
+
+struct Color {
+  double r, g, b;
+};
+constexpr Color kTrainColor{0x1f / 255.0, 0x77 / 255.0, 0xb4 / 255.0};
+constexpr Color kValColor{0xd6 / 255.0, 0x27 / 255.0, 0x28 / 255.0};
+
+/// Round tick positions covering [lo, hi]: multiples of 1, 2 or 5 times a
+/// power of ten, about \p wanted of them.
+std::vector<double> niceTicks(double lo, double hi, int wanted) {
+  double span = hi - lo;
+  if (!(span > 0))
+    return {lo};
+  double raw = span / wanted;
+  double power = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = power;
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * power >= raw) {
+      step = m * power;
+      break;
     }
-  }
-};
-
-/// 5x7 glyphs, one row of five bits a byte, for the characters the plot's
-/// labels use.
-struct Glyph {
-  char c;
-  uint8_t rows[7];
-};
-constexpr Glyph kFont[] = {
-    {'0', {14, 17, 19, 21, 25, 17, 14}}, {'1', {4, 12, 4, 4, 4, 4, 14}},
-    {'2', {14, 17, 1, 2, 4, 8, 31}},     {'3', {31, 2, 4, 2, 1, 17, 14}},
-    {'4', {2, 6, 10, 18, 31, 2, 2}},     {'5', {31, 16, 30, 1, 1, 17, 14}},
-    {'6', {6, 8, 16, 30, 17, 17, 14}},   {'7', {31, 1, 2, 4, 8, 8, 8}},
-    {'8', {14, 17, 17, 14, 17, 17, 14}}, {'9', {14, 17, 17, 15, 1, 2, 12}},
-    {'.', {0, 0, 0, 0, 0, 12, 12}},      {'-', {0, 0, 0, 31, 0, 0, 0}},
-    {'(', {2, 4, 8, 8, 8, 4, 2}},        {')', {8, 4, 2, 2, 2, 4, 8}},
-    {'a', {0, 0, 14, 1, 15, 17, 15}},    {'e', {0, 0, 14, 17, 31, 16, 14}},
-    {'i', {4, 0, 12, 4, 4, 4, 14}},      {'l', {12, 4, 4, 4, 4, 4, 14}},
-    {'n', {0, 0, 22, 25, 17, 17, 17}},   {'o', {0, 0, 14, 17, 17, 17, 14}},
-    {'p', {0, 0, 30, 17, 30, 16, 16}},   {'r', {0, 0, 22, 25, 16, 16, 16}},
-    {'s', {0, 0, 14, 16, 14, 1, 30}},    {'t', {8, 8, 28, 8, 8, 9, 6}},
-    {'v', {0, 0, 17, 17, 17, 10, 4}},    {'C', {14, 17, 16, 16, 16, 17, 14}},
-    {'E', {31, 16, 16, 30, 16, 16, 31}},
-};
-
-/// Draws `text` with its top-left corner at (x, y), `scale` pixels a dot;
-/// characters without a glyph are spaces. Returns the width drawn.
-int drawText(Canvas &c, int x, int y, const std::string &text, uint32_t color,
-             int scale = 1) {
-  for (size_t i = 0; i < text.size(); ++i) {
-    for (const Glyph &g : kFont) {
-      if (g.c != text[i])
-        continue;
-      for (int row = 0; row < 7; ++row)
-        for (int col = 0; col < 5; ++col)
-          if (g.rows[row] & (16 >> col))
-            for (int dy = 0; dy < scale; ++dy)
-              for (int dx = 0; dx < scale; ++dx)
-                c.set(x + int(i) * 6 * scale + col * scale + dx,
-                      y + row * scale + dy, color);
-    }
-  }
-  return int(text.size()) * 6 * scale;
+  std::vector<double> ticks;
+  for (double t = std::ceil(lo / step) * step; t <= hi + 1e-9 * span; t += step)
+    ticks.push_back(std::abs(t) < 1e-12 * step ? 0.0 : t);
+  return ticks;
 }
 
-uint32_t crc32(const uint8_t *data, size_t n, uint32_t crc = 0) {
-  crc = ~crc;
-  for (size_t i = 0; i < n; ++i) {
-    crc ^= data[i];
-    for (int k = 0; k < 8; ++k)
-      crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
-  }
-  return ~crc;
+/// The digits a tick label needs at this step.
+std::string formatTick(double value, double step) {
+  int decimals = std::max(0, int(-std::floor(std::log10(step) + 1e-9)));
+  char label[32];
+  std::snprintf(label, sizeof label, "%.*f", decimals, value);
+  return label;
 }
 
-void put32(std::string &out, uint32_t v) {
-  for (int s = 24; s >= 0; s -= 8)
-    out.push_back(char((v >> s) & 0xff));
+void setColor(cairo_t *cr, Color c) { cairo_set_source_rgb(cr, c.r, c.g, c.b); }
+
+/// Shows \p text anchored at (x, y): \p alignX 0 puts its left end there,
+/// 0.5 its centre, 1 its right end; \p alignY 0 its top (the font's
+/// ascent), 0.5 its middle, 1 its bottom (the descent).
+void showText(cairo_t *cr, const std::string &text, double x, double y,
+              double alignX, double alignY) {
+  cairo_text_extents_t ext;
+  cairo_text_extents(cr, text.c_str(), &ext);
+  cairo_font_extents_t font;
+  cairo_font_extents(cr, &font);
+  cairo_move_to(cr, x - ext.x_advance * alignX,
+                y + font.ascent - alignY * (font.ascent + font.descent));
+  cairo_show_text(cr, text.c_str());
 }
 
-void chunk(std::string &out, const char *type, const std::string &data) {
-  put32(out, uint32_t(data.size()));
-  std::string body = std::string(type, 4) + data;
-  out += body;
-  put32(out,
-        crc32(reinterpret_cast<const uint8_t *>(body.data()), body.size()));
-}
-
-std::string encodePNG(const Canvas &c) {
-  // Raw scanlines (filter 0), wrapped in zlib with stored blocks.
-  std::string raw;
-  for (int y = 0; y < c.height; ++y) {
-    raw.push_back(0);
-    raw.append(reinterpret_cast<const char *>(&c.rgb[size_t(y) * c.width * 3]),
-               size_t(c.width) * 3);
-  }
-  std::string z{char(0x78), char(0x01)};
-  for (size_t off = 0; off < raw.size(); off += 65535) {
-    size_t len = std::min<size_t>(65535, raw.size() - off);
-    z.push_back(off + len == raw.size() ? 1 : 0);
-    z.push_back(char(len & 0xff));
-    z.push_back(char(len >> 8));
-    z.push_back(char(~len & 0xff));
-    z.push_back(char((~len >> 8) & 0xff));
-    z.append(raw, off, len);
-  }
-  uint32_t a = 1, b = 0;
-  for (unsigned char ch : raw) {
-    a = (a + ch) % 65521;
-    b = (b + a) % 65521;
-  }
-  put32(z, (b << 16) | a);
-  std::string png = "\x89PNG\r\n\x1a\n";
-  std::string ihdr;
-  put32(ihdr, uint32_t(c.width));
-  put32(ihdr, uint32_t(c.height));
-  ihdr += std::string("\x08\x02\x00\x00\x00", 5);
-  chunk(png, "IHDR", ihdr);
-  chunk(png, "IDAT", z);
-  chunk(png, "IEND", "");
-  return png;
-}
-} // namespace
-
-void mixrt::writeLossPlot(const std::string &path,
-                          const std::vector<std::pair<int64_t, double>> &train,
-                          const std::vector<std::pair<int64_t, double>> &val) {
-  const int w = 800, h = 500, left = 70, right = 20, top = 40, bottom = 50;
-  Canvas c(w, h);
-  double xmax = 1, ymin = 1e30, ymax = -1e30;
-  for (const auto *series : {&train, &val})
-    for (auto [x, y] : *series) {
+/// The plot, drawn on \p cr in a kWidth x kHeight box.
+void drawPlot(cairo_t *cr, const Curve &train, const Curve &val) {
+  double xmax = 1, ymin = INFINITY, ymax = -INFINITY;
+  for (const Curve *curve : {&train, &val})
+    for (auto [x, y] : *curve) {
       xmax = std::max(xmax, double(x));
       if (std::isfinite(y)) {
         ymin = std::min(ymin, y);
         ymax = std::max(ymax, y);
       }
     }
-  if (ymin > ymax) {
+  if (!(ymin <= ymax)) {
     ymin = 0;
     ymax = 1;
   }
-  double pad = 0.05 * (ymax - ymin + 1e-9);
+  double pad = 0.05 * std::max(ymax - ymin, 1e-3);
   ymin -= pad;
   ymax += pad;
-  auto px = [&](double x) { return left + (w - left - right) * x / xmax; };
-  auto py = [&](double y) {
-    return h - bottom - (h - top - bottom) * (y - ymin) / (ymax - ymin);
-  };
-  char label[32];
-  for (int i = 0; i <= 10; ++i) {
-    double gx = left + (w - left - right) * i / 10.0;
-    double gy = top + (h - top - bottom) * i / 10.0;
-    c.line(gx, top, gx, h - bottom, 0xe0e0e0);
-    c.line(left, gy, w - right, gy, 0xe0e0e0);
-    if (i % 2)
-      continue;
-    // Tick labels: steps below the x axis, losses left of the y axis.
-    std::snprintf(label, sizeof label, "%.0f", xmax * i / 10.0);
-    int width = int(std::string(label).size()) * 6;
-    drawText(c, int(gx) - width / 2, h - bottom + 6, label, 0x000000);
-    std::snprintf(label, sizeof label, "%.2f",
-                  ymax - (ymax - ymin) * i / 10.0);
-    width = int(std::string(label).size()) * 6;
-    drawText(c, left - 6 - width, int(gy) - 3, label, 0x000000);
+  double plotW = kWidth - kLeft - kRight, plotH = kHeight - kTop - kBottom;
+  auto px = [&](double x) { return kLeft + plotW * x / xmax; };
+  auto py = [&](double y) { return kTop + plotH * (ymax - y) / (ymax - ymin); };
+
+  cairo_set_source_rgb(cr, 1, 1, 1);
+  cairo_paint(cr);
+  cairo_select_font_face(cr, kFont, CAIRO_FONT_SLANT_NORMAL,
+                         CAIRO_FONT_WEIGHT_NORMAL);
+
+  // Grid and tick labels.
+  std::vector<double> xticks = niceTicks(0, xmax, 8);
+  std::vector<double> yticks = niceTicks(ymin, ymax, 6);
+  cairo_set_line_width(cr, 1);
+  cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
+  for (double t : xticks) {
+    double x = std::round(px(t)) + 0.5;
+    cairo_move_to(cr, x, kTop);
+    cairo_line_to(cr, x, kTop + plotH);
   }
-  c.line(left, h - bottom, w - right, h - bottom, 0x000000);
-  c.line(left, top, left, h - bottom, 0x000000);
-  drawText(c, (left + w - right) / 2 - 24, h - bottom + 22, "step", 0x000000,
-           2);
-  drawText(c, 6, 8, "loss (nats)", 0x000000, 2);
-  // The legend, top right.
-  int lx = w - right - 290;
-  c.line(lx, 16, lx + 24, 16, 0x1f77b4, 1);
-  drawText(c, lx + 30, 10, "train loss", 0x1f77b4, 2);
-  c.line(lx + 170, 16, lx + 194, 16, 0xd62728, 3);
-  drawText(c, lx + 200, 10, "val CE", 0xd62728, 2);
-  auto draw = [&](const std::vector<std::pair<int64_t, double>> &s,
-                  uint32_t color, int thick) {
-    for (size_t i = 1; i < s.size(); ++i)
-      c.line(px(s[i - 1].first), py(s[i - 1].second), px(s[i].first),
-             py(s[i].second), color, thick);
-    for (auto [x, y] : s)
-      c.line(px(x) - 2, py(y), px(x) + 2, py(y), color, thick);
+  for (double t : yticks) {
+    double y = std::round(py(t)) + 0.5;
+    cairo_move_to(cr, kLeft, y);
+    cairo_line_to(cr, kLeft + plotW, y);
+  }
+  cairo_stroke(cr);
+  cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
+  cairo_set_font_size(cr, 12);
+  double xstep = xticks.size() > 1 ? xticks[1] - xticks[0] : 1;
+  double ystep = yticks.size() > 1 ? yticks[1] - yticks[0] : 1;
+  for (double t : xticks)
+    showText(cr, formatTick(t, std::max(xstep, 1.0)), px(t), kTop + plotH + 6,
+             0.5, 0);
+  for (double t : yticks)
+    showText(cr, formatTick(t, ystep), kLeft - 8, py(t), 1, 0.5);
+
+  // Axes and their titles.
+  cairo_set_source_rgb(cr, 0, 0, 0);
+  cairo_move_to(cr, kLeft + 0.5, kTop);
+  cairo_line_to(cr, kLeft + 0.5, kTop + plotH + 0.5);
+  cairo_line_to(cr, kLeft + plotW, kTop + plotH + 0.5);
+  cairo_stroke(cr);
+  cairo_set_font_size(cr, 14);
+  showText(cr, "step", kLeft + plotW / 2, kHeight - 8, 0.5, 1);
+  cairo_save(cr);
+  cairo_translate(cr, 18, kTop + plotH / 2);
+  cairo_rotate(cr, -M_PI / 2);
+  showText(cr, "loss (nats/token)", 0, 0, 0.5, 0.5);
+  cairo_restore(cr);
+
+  // The legend, above the plot on the right.
+  struct Entry {
+    const char *name;
+    Color color;
+    double width;
   };
-  draw(train, 0x1f77b4, 1);
-  draw(val, 0xd62728, 3);
+  double lx = kLeft + plotW;
+  for (const Entry &e : {Entry{"validation cross-entropy", kValColor, 2.5},
+                         Entry{"training loss", kTrainColor, 1.5}}) {
+    cairo_text_extents_t ext;
+    cairo_text_extents(cr, e.name, &ext);
+    lx -= ext.x_advance;
+    setColor(cr, {0, 0, 0});
+    showText(cr, e.name, lx, kTop / 2, 0, 0.5);
+    setColor(cr, e.color);
+    cairo_set_line_width(cr, e.width);
+    cairo_move_to(cr, lx - 30, kTop / 2);
+    cairo_line_to(cr, lx - 6, kTop / 2);
+    cairo_stroke(cr);
+    lx -= 52;
+  }
+
+  // The curves, clipped to the plot; a marker at each point.
+  cairo_save(cr);
+  cairo_rectangle(cr, kLeft, kTop, plotW, plotH);
+  cairo_clip(cr);
+  cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+  auto drawCurve = [&](const Curve &curve, Color color, double width,
+                       double marker) {
+    setColor(cr, color);
+    cairo_set_line_width(cr, width);
+    bool pen = false;
+    for (auto [x, y] : curve) {
+      if (!std::isfinite(y)) {
+        pen = false;
+        continue;
+      }
+      if (pen)
+        cairo_line_to(cr, px(x), py(y));
+      else
+        cairo_move_to(cr, px(x), py(y));
+      pen = true;
+    }
+    cairo_stroke(cr);
+    if (marker > 0)
+      for (auto [x, y] : curve)
+        if (std::isfinite(y)) {
+          cairo_arc(cr, px(x), py(y), marker, 0, 2 * M_PI);
+          cairo_fill(cr);
+        }
+  };
+  drawCurve(train, kTrainColor, 1.5, train.size() <= 100 ? 2 : 0);
+  drawCurve(val, kValColor, 2.5, 3.5);
+  cairo_restore(cr);
+}
+
+/// A cairo write callback that appends to a std::string.
+cairo_status_t appendTo(void *closure, const unsigned char *data,
+                        unsigned int length) {
+  static_cast<std::string *>(closure)->append(
+      reinterpret_cast<const char *>(data), length);
+  return CAIRO_STATUS_SUCCESS;
+}
+
+/// Fails naming \p path unless \p status is success.
+void check(cairo_status_t status, const std::string &path) {
+  if (status != CAIRO_STATUS_SUCCESS)
+    fail(path, ": cannot draw the loss plot: ", cairo_status_to_string(status));
+}
+
+/// Draws on \p surface and finishes it; the bytes it wrote (SVG) or that
+/// \p encode writes from it (PNG) go to \p path atomically.
+void writeSurface(cairo_surface_t *surface, const std::string &path,
+                  std::string &bytes, const Curve &train, const Curve &val,
+                  bool png) {
+  cairo_t *cr = cairo_create(surface);
+  drawPlot(cr, train, val);
+  cairo_status_t status = cairo_status(cr);
+  cairo_destroy(cr);
+  if (png && status == CAIRO_STATUS_SUCCESS)
+    status = cairo_surface_write_to_png_stream(surface, appendTo, &bytes);
+  cairo_surface_finish(surface);
+  if (status == CAIRO_STATUS_SUCCESS)
+    status = cairo_surface_status(surface);
+  cairo_surface_destroy(surface);
+  check(status, path);
   AtomicFileWriter out(path);
-  out.write(encodePNG(c));
+  out.write(bytes);
   out.commit();
+}
+
+} // namespace
+
+void mixrt::writeLossPlot(const std::string &stem, const Curve &train,
+                          const Curve &val) {
+  std::string png;
+  writeSurface(
+      cairo_image_surface_create(CAIRO_FORMAT_RGB24, int(kWidth), int(kHeight)),
+      stem + ".png", png, train, val, /*png=*/true);
+  std::string svg;
+  writeSurface(
+      cairo_svg_surface_create_for_stream(appendTo, &svg, kWidth, kHeight),
+      stem + ".svg", svg, train, val, /*png=*/false);
 }

@@ -300,6 +300,7 @@ void Trainer::openRunDirectory() {
          "at a time)");
   removeTemporaryFiles(ckptPath);
   removeTemporaryFiles(o.outDir + "/loss.png");
+  removeTemporaryFiles(o.outDir + "/loss.svg");
 }
 
 void Trainer::resumeFromCheckpoint() {
@@ -582,10 +583,10 @@ void Trainer::finish() const {
   if (tty)
     std::cerr << "\n";
   if (root && !valCurve.empty()) {
-    writeLossPlot(o.outDir + "/loss.png", trainCurve, valCurve);
+    writeLossPlot(o.outDir + "/loss", trainCurve, valCurve);
     std::cerr << "mix-run: validation cross-entropy " << valCurve.back().second
               << " nats/token, perplexity " << std::exp(valCurve.back().second)
-              << "; plot in " << o.outDir << "/loss.png\n";
+              << "; plots in " << o.outDir << "/loss.png and loss.svg\n";
   }
 }
 

@@ -72,7 +72,8 @@ static CommandSpec trainSpec() {
       "docs/training.md):\nwarm-up and cosine learning rate, gradient "
       "clipping, AdamW, checkpoints in\nRUN_DIR/checkpoint.safetensors, "
       "one JSON object a step in RUN_DIR/metrics.jsonl,\nand the loss "
-      "curves in RUN_DIR/loss.png. SIGINT or SIGTERM stops the run\nafter "
+      "curves in RUN_DIR/loss.png and loss.svg. SIGINT or SIGTERM stops the "
+      "run\nafter "
       "the current step with a checkpoint (exit status 130 or 143);\n"
       "--resume continues it. Under mpirun -np R each step takes R times "
       "the\npackage's batch, split over the ranks (docs/training.md).",
