@@ -34,7 +34,8 @@ template <typename Fn> double timeIt(Fn &&fn, int warmup, int reps) {
 } // namespace
 
 int mixbench::childLayer(const Options &o) {
-  torch::set_num_threads(o.torchThreads);
+  torch::set_num_threads(o.torchThreads.front());
+  setBlasThreads(o.blasThreads.front());
   reportBlas();
   // The BLAS itself, on one square product.
   {

@@ -40,6 +40,12 @@ bool mixbench::reportBlas() {
   return true;
 }
 
+void mixbench::setBlasThreads(int threads) {
+  using SetFn = void (*)(int);
+  if (auto set = (SetFn)dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))
+    set(threads);
+}
+
 namespace {
 std::map<std::string, Tensor>
 torchParams(const mixrt::Manifest &man,
@@ -57,7 +63,9 @@ torchParams(const mixrt::Manifest &man,
 } // namespace
 
 int mixbench::childTorch(const Options &o) {
-  torch::set_num_threads(o.bf16 ? o.bf16Threads : o.torchThreads);
+  torch::set_num_threads(o.bf16 ? o.bf16Threads.front()
+                                : o.torchThreads.front());
+  setBlasThreads(o.blasThreads.front());
   StepStats st;
   st.rss0 = currentRssKiB();
   ModelConfig cfg = ModelConfig::decode(o.model);

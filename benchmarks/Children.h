@@ -35,6 +35,10 @@ int childCompiled(const Options &o);
 /// if it is not OpenBLAS.
 bool reportBlas();
 
+/// Sets OpenBLAS's thread count (libtorch's fp32 products), if libtorch's
+/// BLAS is OpenBLAS.
+void setBlasThreads(int threads);
+
 /// The libtorch side, fp32 or under bf16 autocast (--bf16-autocast).
 int childTorch(const Options &o);
 

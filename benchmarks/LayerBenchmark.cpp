@@ -22,6 +22,10 @@ namespace {
 struct LayerFit {
   std::vector<double> ns, tc, tt;
   std::map<int64_t, std::string> orders;
+  /// libtorch's setting at this size: the fastest for the largest N's
+  /// model, kept for every N (one line is fitted through them) and for the
+  /// layer timed alone.
+  TorchThreads threads;
 };
 
 /// The compiled layer: 1-layer cMoLLM models at each N, grad only; the
@@ -35,7 +39,10 @@ LayerFit measureOneLayerModels(const Options &o, Runner &runner,
   std::map<int64_t, std::string> &orders = fit.orders;
   std::vector<std::string> &layerNotes = out.notes;
   std::map<std::string, double> &layerOther = out.other;
-  for (int64_t n : o.layerStreams) {
+  std::vector<int64_t> largestFirst = o.layerStreams;
+  std::sort(largestFirst.rbegin(), largestFirst.rend());
+  bool picked = false;
+  for (int64_t n : largestFirst) {
     ModelConfig c;
     c.arch = "cmollm";
     c.streams = n;
@@ -48,18 +55,22 @@ LayerFit measureOneLayerModels(const Options &o, Runner &runner,
       continue;
     }
     orders[n] = p.order;
-    std::string common = " --pkg " + shellQuote(p.pkg.string()) + " --model " +
-                         shellQuote(c.encode()) + " --grad-only" +
-                         Runner::stepArgs(std::max(o.steps, 10), 2);
+    std::string model = " --pkg " + shellQuote(p.pkg.string()) + " --model " +
+                        shellQuote(c.encode()) + " --grad-only";
+    std::string common = model + Runner::stepArgs(std::max(o.steps, 10), 2);
     std::string err;
     std::cerr << "mix-bench: layer " << size << " N=" << n
               << ": 1-layer model, compiled and libtorch\n";
+    if (!picked) {
+      fit.threads = runner.fastestThreads("--child torch" + model, false);
+      picked = true;
+    }
     // The fit over N magnifies one slow measurement, so the layer's
     // models take --rounds too.
     double other = 0;
     auto [rc, rt] = runner.alternated(
         "--child compiled" + common,
-        "--child torch" + common + runner.threadArgs(), err, other);
+        "--child torch" + common + fit.threads.args(), err, other);
     layerOther[size] = std::max(layerOther[size], other);
     if (rc.empty() || rt.empty()) {
       layerNotes.push_back(size + " N=" + std::to_string(n) + ": " + err);
@@ -96,6 +107,7 @@ void measureLayerAlone(const Options &o, Runner &runner,
   const std::map<int64_t, std::string> &orders = fit.orders;
   double ic = intercept(ns, tc), it = intercept(ns, tt);
   ModelConfig lc = withSize(ModelConfig(), size);
+  out.threads[size] = fit.threads;
   std::string err;
   std::cerr << "mix-bench: layer " << size
             << ": libtorch loop, stacked and OpenBLAS GEMM\n";
@@ -105,7 +117,7 @@ void measureLayerAlone(const Options &o, Runner &runner,
   double other = 0;
   auto rl =
       runner.measured({"--child layer --model " + shellQuote(lc.encode()) +
-                       " --layer-streams " + streams + runner.threadArgs() +
+                       " --layer-streams " + streams + fit.threads.args() +
                        Runner::stepArgs(o.steps, 2)},
                       err, other)[0];
   out.other[size] = std::max(out.other[size], other);

@@ -31,6 +31,8 @@ struct LayerResults {
   std::vector<LayerRow> rows;
   /// OpenBLAS sgemm 1024^3 GFLOP/s, and the most other load, by size.
   std::map<std::string, double> sgemm, other;
+  /// libtorch's thread setting, by size.
+  std::map<std::string, TorchThreads> threads;
   std::vector<std::string> notes;
 };
 

@@ -24,12 +24,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "Children.h"
+
 #include "LayerBenchmark.h"
 #include "Machine.h"
 #include "Options.h"
 #include "Runner.h"
 #include "StepBenchmark.h"
 #include "Tables.h"
+#include <algorithm>
 
 #include <cstdlib>
 #include <ctime>
@@ -73,9 +75,14 @@ fs::path prepareWorkDirectory(Options &o) {
             .string();
   fs::path log = fs::path(o.work) / "children.log";
   std::ofstream(log, std::ios::trunc);
-  // libtorch's fp32 products go to OpenBLAS with this many threads; the
-  // children read it when OpenBLAS initialises.
-  setenv("OPENBLAS_NUM_THREADS", std::to_string(o.blasThreads).c_str(), 1);
+  // libtorch's fp32 products go to OpenBLAS, which starts this many
+  // threads when it initialises; each child then uses its setting's count
+  // (setBlasThreads).
+  setenv("OPENBLAS_NUM_THREADS",
+         std::to_string(
+             *std::max_element(o.blasThreads.begin(), o.blasThreads.end()))
+             .c_str(),
+         1);
   return log;
 }
 

@@ -39,9 +39,11 @@ const char *kUsage =
   --no-bf16          no bf16 column
   --no-layer         skip the mixture-layer microbenchmark
   --layer-streams L  N of the layer benchmark (default 2,4,8)
-  --torch-threads N  libtorch intra-op threads (default 1)
-  --blas-threads N   OPENBLAS_NUM_THREADS for libtorch (default 2)
-  --bf16-threads N   libtorch intra-op threads under bf16 (default 1)
+  --torch-threads L  libtorch fp32 intra-op threads to try (default 1,2)
+  --blas-threads L   OpenBLAS threads for libtorch fp32 to try (default 1,2)
+  --bf16-threads L   libtorch intra-op threads under bf16 to try (default
+                     1,2); each row's libtorch side is timed at the fastest
+                     setting of a short probe of every combination
   --max-other-load X a row during which other processes kept more than X
                      cores busy (from /proc/stat) is measured again
                      (default 0.25)
@@ -60,6 +62,21 @@ std::vector<std::string> splitList(const std::string &s) {
   while (std::getline(is, item, ','))
     if (!item.empty())
       out.push_back(item);
+  return out;
+}
+
+/// A comma-separated list of thread counts, each at least 1.
+std::vector<int> parseThreads(const std::string &flag,
+                              const std::string &text) {
+  std::vector<int> out;
+  for (const std::string &s : splitList(text)) {
+    int n = std::stoi(s);
+    if (n < 1)
+      throw std::runtime_error(flag + ": thread counts must be at least 1");
+    out.push_back(n);
+  }
+  if (out.empty())
+    throw std::runtime_error(flag + " needs at least one thread count");
   return out;
 }
 
@@ -128,11 +145,11 @@ Options mixbench::parseOptions(int argc, char **argv) {
       for (auto &s : splitList(value(i)))
         o.layerStreams.push_back(std::stoll(s));
     } else if (a == "--torch-threads")
-      o.torchThreads = std::stoi(value(i));
+      o.torchThreads = parseThreads(a, value(i));
     else if (a == "--blas-threads")
-      o.blasThreads = std::stoi(value(i));
+      o.blasThreads = parseThreads(a, value(i));
     else if (a == "--bf16-threads")
-      o.bf16Threads = std::stoi(value(i));
+      o.bf16Threads = parseThreads(a, value(i));
     else if (a == "--max-other-load")
       o.maxOtherLoad = std::stod(value(i));
     else if (a == "--rounds") {

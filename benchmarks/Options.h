@@ -26,7 +26,11 @@ struct Options {
   std::vector<std::string> sizes = {"small", "wide"};
   std::vector<int64_t> layerStreams = {2, 4, 8};
   int steps = 10, warmup = 2, bf16Steps = 3, bf16Warmup = 1;
-  int torchThreads = 1, bf16Threads = 1, blasThreads = 2;
+  // libtorch's thread settings: the driver tries every combination of
+  // these lists and times each row at its fastest (Runner::fastestThreads);
+  // a child gets one value each.
+  std::vector<int> torchThreads = {1, 2}, blasThreads = {1, 2},
+                   bf16Threads = {1, 2};
   bool quick = false, layer = true;
   // Interference: rows measured while other processes kept more than this
   // many cores busy are measured again once the machine is idle.

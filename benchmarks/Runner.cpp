@@ -87,9 +87,46 @@ std::string Runner::stepArgs(int steps, int warmup) {
          std::to_string(warmup);
 }
 
-std::string Runner::threadArgs() const {
-  return " --torch-threads " + std::to_string(o.torchThreads) +
-         " --bf16-threads " + std::to_string(o.bf16Threads);
+std::string TorchThreads::args() const {
+  std::string n = std::to_string(intra);
+  return (bf16 ? " --bf16-threads " : " --torch-threads ") + n +
+         " --blas-threads " + std::to_string(blas);
+}
+
+std::string TorchThreads::describe() const {
+  return "intra-op " + std::to_string(intra) +
+         (bf16 ? std::string() : ", OpenBLAS " + std::to_string(blas));
+}
+
+TorchThreads Runner::fastestThreads(const std::string &args, bool bf16) {
+  std::vector<TorchThreads> settings;
+  int blasMax = *std::max_element(o.blasThreads.begin(), o.blasThreads.end());
+  for (int intra : bf16 ? o.bf16Threads : o.torchThreads)
+    for (int blas : bf16 ? std::vector<int>{blasMax} : o.blasThreads)
+      settings.push_back({intra, blas, bf16});
+  if (settings.size() == 1)
+    return settings[0];
+  // A probe: bf16 steps take seconds on CPUs without AVX-512 BF16.
+  std::string probe = bf16 ? stepArgs(1, 1) : stepArgs(3, 1);
+  TorchThreads best = settings[0];
+  double bestTime = INFINITY;
+  std::cerr << "mix-bench:   libtorch " << (bf16 ? "bf16" : "fp32")
+            << " threads:";
+  for (const TorchThreads &t : settings) {
+    if (o.maxWait > 0)
+      waitForIdle(o.maxOtherLoad, o.maxWait);
+    std::string err;
+    std::vector<Result> r = run(args + t.args() + probe, err);
+    double s = r.empty() ? NAN : num(r[0], "median_s");
+    std::cerr << " [" << t.describe() << "] "
+              << (std::isnan(s) ? std::string("failed") : fmt("%.3f s", s));
+    if (s < bestTime) {
+      bestTime = s;
+      best = t;
+    }
+  }
+  std::cerr << "; fastest: " << best.describe() << "\n";
+  return best;
 }
 
 std::vector<std::vector<Result>>

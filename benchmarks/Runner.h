@@ -20,6 +20,18 @@ namespace mixbench {
 
 using Result = std::map<std::string, std::string>;
 
+/// A libtorch thread setting: intra-op threads, and OpenBLAS's threads for
+/// fp32 products (bf16 autocast does not use OpenBLAS).
+struct TorchThreads {
+  int intra = 1, blas = 1;
+  bool bf16 = false;
+
+  /// The child's options for this setting.
+  std::string args() const;
+  /// "intra-op 1, OpenBLAS 2" (bf16: "intra-op 2").
+  std::string describe() const;
+};
+
 /// Runs this executable with \p args; returns its RESULT lines, each as
 /// key=value pairs (empty on failure, with the reason in \p error).
 std::vector<Result> runChild(const std::string &args,
@@ -42,8 +54,12 @@ public:
 
   /// " --steps N --warmup W".
   static std::string stepArgs(int steps, int warmup);
-  /// The libtorch children's thread options.
-  std::string threadArgs() const;
+  /// The fastest libtorch setting for the child \p args (its model and
+  /// package, without steps or threads): each combination of
+  /// --torch-threads and --blas-threads (bf16: --bf16-threads) times a
+  /// short probe, printed, and the lowest median step time wins. The only
+  /// setting when there is one; the first if every probe failed.
+  TorchThreads fastestThreads(const std::string &args, bool bf16);
 
   /// Runs the children one after the other, again (up to --retries times)
   /// if other processes kept more than --max-other-load cores busy.

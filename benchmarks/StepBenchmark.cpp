@@ -22,16 +22,19 @@ namespace {
 /// products (mixc --precision bf16), into \p row.
 void measureBf16(const Options &o, Runner &runner, const ModelConfig &c,
                  const std::string &common, Row &row, std::string &err) {
-  std::cerr << ", libtorch bf16";
+  std::cerr << "\n";
+  row.bf16Threads =
+      runner.fastestThreads("--child torch --bf16-autocast" + common, true);
+  std::cerr << "mix-bench:   libtorch bf16\n";
   auto rb = runner.run("--child torch --bf16-autocast" + common +
-                           runner.threadArgs() +
+                           row.bf16Threads.args() +
                            Runner::stepArgs(o.bf16Steps, o.bf16Warmup),
                        err);
   if (!rb.empty())
     row.bf16 = rb[0];
   // The compiled step with bf16 products (mixc --precision bf16).
   Package pb = compile(o, c, /*bf16=*/true);
-  std::cerr << ", compiled bf16";
+  std::cerr << "mix-bench:   compiled bf16";
   if (pb.error.empty()) {
     auto rcb = runner.run(
         "--child compiled --pkg " + shellQuote(pb.pkg.string()) + " --model " +
@@ -78,12 +81,13 @@ Row measureRow(const Options &o, Runner &runner, const std::string &size,
   std::string common = " --pkg " + shellQuote(p.pkg.string()) + " --model " +
                        shellQuote(c.encode());
   std::string err;
-  std::cerr << "mix-bench: " << size << "/" << c.name
-            << ": compiled, libtorch fp32";
+  std::cerr << "mix-bench: " << size << "/" << c.name << "\n";
+  row.torchThreads = runner.fastestThreads("--child torch" + common, false);
+  std::cerr << "mix-bench:   compiled, libtorch fp32";
   double other = 0;
   auto [rc, rt] = runner.alternated(
       "--child compiled" + common + Runner::stepArgs(o.steps, o.warmup),
-      "--child torch" + common + runner.threadArgs() +
+      "--child torch" + common + row.torchThreads.args() +
           Runner::stepArgs(o.steps, o.warmup),
       err, other);
   row.other = std::max(row.other, other);

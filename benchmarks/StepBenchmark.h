@@ -22,6 +22,8 @@ struct Row {
   ModelConfig c;
   std::string order, error;
   Result compiled, torch, bf16, compiledBf16;
+  /// libtorch's fastest settings, fp32 and bf16 (Runner::fastestThreads).
+  TorchThreads torchThreads, bf16Threads;
   bool checked = false;
   double relDiff = NAN, other = 0;
 };

@@ -37,6 +37,14 @@ std::string mib(const Result &r) {
   return std::isnan(m) ? "–" : fmt("%.0f", (m - z) / 1024);
 }
 
+/// "1, 2".
+std::string joinInts(const std::vector<int> &values) {
+  std::string out;
+  for (int v : values)
+    out += (out.empty() ? "" : ", ") + std::to_string(v);
+  return out;
+}
+
 /// How, when and on what the run was measured.
 void writePreamble(std::ostream &md, const Options &o, const RunInfo &info) {
   std::string loadEnd = loadAverage();
@@ -51,9 +59,13 @@ void writePreamble(std::ostream &md, const Options &o, const RunInfo &info) {
         "was measured (/proc/stat less the harness's children); rows over "
      << fmt("%.2f", o.maxOtherLoad) << " are measured again up to " << o.retries
      << " times  \n"
-     << "libtorch " << TORCH_VERSION << ": fp32 on OpenBLAS with "
-     << o.blasThreads << " threads, intra-op threads " << o.torchThreads
-     << "; bf16 autocast with intra-op threads " << o.bf16Threads << ". "
+     << "libtorch " << TORCH_VERSION
+     << " at its fastest thread setting, found for each row and precision "
+        "by a probe of every setting (fp32: intra-op threads "
+     << joinInts(o.torchThreads) << " x OpenBLAS threads "
+     << joinInts(o.blasThreads) << "; bf16 autocast: intra-op threads "
+     << joinInts(o.bf16Threads)
+     << ") and named in the table's *libtorch threads* column. "
      << "Compiled: mixc's package through mixrt::CompiledModel (@grad + "
      << "@adamw). Median of " << o.steps << " timed steps after " << o.warmup
      << " warm-up (bf16: " << o.bf16Steps << " after " << o.bf16Warmup << ")"
@@ -73,8 +85,9 @@ void writeStepTable(std::ostream &md, const Options &o, double nominalPeak,
         "bf16) | GFLOP/step | "
         "compiled GFLOP/s (% peak) | libtorch GFLOP/s (% peak) | peak MiB "
         "compiled / libtorch | first loss compiled / libtorch (rel. diff) | "
-        "other load |\n"
-     << "|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---:|\n";
+        "libtorch threads fp32; bf16 | other load |\n"
+     << "|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---|---:|"
+        "\n";
   for (const Row &r : rows) {
     const ModelConfig &c = r.c;
     std::string name = c.name;
@@ -83,7 +96,7 @@ void writeStepTable(std::ostream &md, const Options &o, double nominalPeak,
     if (!r.error.empty() && !r.checked) {
       md << "| " << c.size << " | " << name << " | **not reported: " << r.error
          << "** | | | | | " << fmt("%.1f", c.trainFlopsPerStep() / 1e9)
-         << " | | | | | |\n";
+         << " | | | | | | |\n";
       continue;
     }
     double ratio = num(r.torch, "median_s") / num(r.compiled, "median_s");
@@ -104,7 +117,9 @@ void writeStepTable(std::ostream &md, const Options &o, double nominalPeak,
        << gflops(c, r.torch, nominalPeak) << " | " << mib(r.compiled) << " / "
        << mib(r.torch) << " | " << fmt("%.6f", num(r.compiled, "loss0"))
        << " / " << fmt("%.6f", num(r.torch, "loss0")) << " ("
-       << fmt("%.1e", r.relDiff) << ") | " << fmt("%.2f", r.other)
+       << fmt("%.1e", r.relDiff) << ") | " << r.torchThreads.describe()
+       << (r.bf16.empty() ? std::string() : "; " + r.bf16Threads.describe())
+       << " | " << fmt("%.2f", r.other)
        << (r.other > o.maxOtherLoad ? " (busy)" : "") << " |\n";
   }
 }
@@ -167,6 +182,9 @@ void writeLayerTable(std::ostream &md, const Options &o,
        << fmt("%.0f", l.flops / l.gemm / 1e9) << ") | " << ms(l.torchFit)
        << " |\n";
   }
+  for (auto &[size, t] : layer.threads)
+    md << "\nlibtorch (" << size << "): " << t.describe()
+       << " threads, the fastest setting for the largest N.";
   for (auto &[size, g] : layer.sgemm)
     md << "\nOpenBLAS sgemm 1024^3 (" << size << " run): " << fmt("%.0f", g)
        << " GFLOP/s.";

@@ -72,12 +72,6 @@ private:
   size_t count = 0;
 };
 
-/// Where a single text file given as the data is cut: its validation part
-/// is its last tenth, starting after the first line break at or after 90%
-/// of its bytes, or, in a last tenth without one, at 90% moved back to the
-/// start of a UTF-8 character. Deterministic: the same file, the same cut.
-/// (getValidationCut in TextCorpus.h computes it.)
-
 /// The token width of the binary files in directory \p dir: 4 when
 /// DIR/tokens.json says {"dtype": "uint32"}, else 2 (uint16, nanoGPT's;
 /// {"dtype": "uint16"} says so explicitly). An Error names the file for

@@ -51,13 +51,21 @@ std::optional<TokenBinaries> findTokenBinaries(const std::string &dir,
 
 /// The directory that `--data DATA`'s tokens are cached in, for a
 /// tokenizer named NAME: DATA/.mix-tokens/NAME for a directory,
-/// PARENT/.FILE.mix-tokens/NAME for a file PARENT/FILE.
+/// PARENT/.FILE.mix-tokens/NAME for a file PARENT/FILE; NAME-HASH for a
+/// tokenizer read from files (HASH: of its identity), so that caches of
+/// two GPT-2 vocabularies stand side by side.
 std::string getTokenCacheDir(const std::string &data,
                              const Tokenizer &tokenizer);
 
 /// Text corpora smaller than this many bytes are tokenized in memory on
 /// every run, without a cache (it would save nothing measurable).
 constexpr uint64_t kTokenCacheMinBytes = uint64_t(1) << 20;
+
+/// The current cached binaries of `--data DATA` in getTokenCacheDir(DATA),
+/// made by nobody now; nothing when there are none or MIXRT_TOKEN_CACHE=0.
+std::optional<TokenBinaries> findTokenCache(const std::string &data,
+                                            const TextCorpus &corpus,
+                                            const Tokenizer &tokenizer);
 
 /// Text corpora from this many bytes up get a progress bar as they are
 /// tokenized.

@@ -62,7 +62,8 @@ public:
   int32_t getVocabSize() const override {
     return static_cast<int32_t>(idToBytes.size());
   }
-  /// "gpt2 HASH": the FNV-1a 64 hash of encoder.json and vocab.bpe.
+  /// "gpt2 HASH unicode VERSION": the FNV-1a 64 hash of encoder.json and
+  /// vocab.bpe, and the Unicode version of the pre-tokenizer's classes.
   std::string getIdentity() const override { return identity; }
   std::vector<TokenId> encode(std::string_view text) const override;
   std::string decode(const TokenId *ids, size_t count) const override;

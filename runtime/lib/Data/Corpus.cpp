@@ -143,6 +143,32 @@ int mixrt::getBinaryTokenWidth(const std::string &dir) {
              "\"uint32\"}, the width of train.bin's and val.bin's tokens");
 }
 
+/// Refuses binaries in \p dir whose tokens.json says another tokenizer
+/// made them (mix-tokenize bin and the token cache record it; nanoGPT's
+/// binaries say nothing and are taken as they are).
+static void checkBinaryTokenizer(const std::string &dir,
+                                 const Tokenizer &tokenizer) {
+  std::string path = dir + "/tokens.json";
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    return;
+  json::Value meta;
+  try {
+    meta = json::parse(readFile(path));
+  } catch (const json::ParseError &e) {
+    fail(path, ": ", e.what());
+  }
+  const json::Value *source = meta.isObject() ? meta.find("source") : nullptr;
+  const json::Value *made =
+      source && source->isObject() ? source->find("tokenizer") : nullptr;
+  if (!made || !made->isString() ||
+      made->getString() == tokenizer.getIdentity())
+    return;
+  fail(path, ": these tokens were made by the tokenizer '", made->getString(),
+       "', not by this run's '", tokenizer.getIdentity(),
+       "' (--tokenizer, --gpt2-dir)");
+}
+
 /// Whether directory \p dir holds pre-tokenized binaries (train.bin).
 static bool hasBinaries(const std::string &dir) {
   std::error_code ec;
@@ -164,6 +190,7 @@ std::pair<Corpus, Corpus> mixrt::loadCorpora(const std::string &data,
                                              int64_t seqLen, int64_t vocabSize,
                                              const std::string &cacheFallback) {
   if (std::filesystem::is_directory(data) && hasBinaries(data)) {
+    checkBinaryTokenizer(data, tokenizer);
     int width = getBinaryTokenWidth(data);
     return {Corpus::map(data + "/train.bin", width, seqLen, vocabSize),
             Corpus::map(data + "/val.bin", width, seqLen, vocabSize)};
@@ -184,14 +211,15 @@ std::pair<Corpus, Corpus> mixrt::loadCorpora(const std::string &data,
 Corpus mixrt::loadValidationCorpus(const std::string &data,
                                    const Tokenizer &tokenizer, int64_t seqLen,
                                    int64_t vocabSize) {
-  if (std::filesystem::is_directory(data) && hasBinaries(data))
+  if (std::filesystem::is_directory(data) && hasBinaries(data)) {
+    checkBinaryTokenizer(data, tokenizer);
     return Corpus::map(data + "/val.bin", getBinaryTokenWidth(data), seqLen,
                        vocabSize);
+  }
   TextCorpus text = findTextCorpus(data, /*needTrain=*/false);
   checkSeqLen(data, seqLen);
   checkNotEmpty(text.val);
-  std::string dir = getTokenCacheDir(data, tokenizer);
-  if (auto bins = findTokenBinaries(dir, data, text, tokenizer))
+  if (auto bins = findTokenCache(data, text, tokenizer))
     return mapPart(text.val, *bins, "val.bin", bins->valTokens, tokenizer,
                    seqLen);
   return Corpus::tokenize(text.val, tokenizer, seqLen);

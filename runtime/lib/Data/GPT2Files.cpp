@@ -151,7 +151,8 @@ std::unique_ptr<GPT2Tokenizer> GPT2Tokenizer::load(const std::string &dir) {
   std::snprintf(
       hash, sizeof(hash), "%016llx",
       static_cast<unsigned long long>(fnv1a64(merges, fnv1a64(encoderText))));
-  tok->identity = std::string("gpt2 ") + hash;
+  // The Unicode tables decide the pre-tokenizer's classes of characters.
+  tok->identity = concat("gpt2 ", hash, " unicode ", tokenizerUnicodeVersion());
   size_t lineStart = merges.find('\n');
   if (lineStart == std::string::npos)
     fail(mergesPath, ": expected a version line and then one merge a line");

@@ -10,7 +10,9 @@
 
 #include "mixrt/Error.h"
 #include "mixrt/File.h"
+#include "mixrt/Init.h"
 #include "mixrt/Progress.h"
+#include "mixrt/TokenizerUnicode.h"
 
 #include <algorithm>
 #include <cstring>
@@ -54,19 +56,38 @@ uint64_t mixrt::getValidationCut(const InputFile &file) {
   return cut;
 }
 
-/// A character that no tokenizer joins with a line break next to it.
-static bool isPlainASCII(char c) { return c > ' ' && c < 0x7F; }
+/// JavaScript's \s among ASCII characters (GPT-2's pre-tokenizer's).
+static bool isASCIISpace(unsigned char c) {
+  return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+/// Whether the code point that ends at \p end (exclusive) in \p text is
+/// a complete, valid UTF-8 sequence and not white space.
+static bool endsWithNonSpace(std::string_view text, size_t end) {
+  unsigned char last = static_cast<unsigned char>(text[end - 1]);
+  if (last < 0x80)
+    return !isASCIISpace(last);
+  // Back to the lead byte of a sequence of at most four.
+  size_t start = end - 1;
+  while (start > 0 && end - start < 4 &&
+         (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80)
+    --start;
+  try {
+    char32_t cp;
+    if (start + decodeUTF8(text, start, cp) != end)
+      return false;
+    return classifyCodePoint(cp) != CodePointClass::Space;
+  } catch (const Error &) {
+    return false; // not UTF-8: no cut here (gpt2 reports it)
+  }
+}
 
 size_t mixrt::findChunkCut(std::string_view text) {
-  for (size_t at = text.size(); at > 0;) {
-    const void *found = memrchr(text.data(), '\n', at);
-    if (!found)
-      return 0;
-    size_t newline = size_t(static_cast<const char *>(found) - text.data());
-    if (newline >= 1 && newline + 1 < text.size() &&
-        isPlainASCII(text[newline - 1]) && isPlainASCII(text[newline + 1]))
-      return newline + 1;
-    at = newline;
+  for (size_t at = text.size(); at > 1;) {
+    --at;
+    if (isASCIISpace(static_cast<unsigned char>(text[at])) &&
+        endsWithNonSpace(text, at))
+      return at;
   }
   return 0;
 }
@@ -95,8 +116,9 @@ void mixrt::tokenizeText(
   for (const TextRange &range : part.ranges) {
     InputFile file(range.path);
     if (file.getSize() < range.end)
-      fail(range.path, ": the file shrank while it was read (", file.getSize(),
-           " bytes, ", range.end, " expected)");
+      throw CorpusError(
+          concat(range.path, ": the file shrank while it was read (",
+                 file.getSize(), " bytes, ", range.end, " expected)"));
     // text holds bytes [base, next) of the file; a chunk is encoded when
     // text has a cut, or at the end of the range.
     std::string text;
@@ -135,11 +157,13 @@ static std::vector<std::string> findTextFiles(const std::string &dir) {
   std::error_code ec;
   fs::recursive_directory_iterator it(
       dir, fs::directory_options::skip_permission_denied, ec);
-  if (ec)
-    fail(dir, ": cannot list the directory: ", ec.message());
-  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+  // An error of increment() also ends the iteration: checked before the
+  // end is, so that no error passes for the end of the listing.
+  for (;; it.increment(ec)) {
     if (ec)
       fail(dir, ": cannot list the directory: ", ec.message());
+    if (it == fs::recursive_directory_iterator())
+      break;
     std::string name = it->path().filename().string();
     if (!name.empty() && name[0] == '.') {
       if (it->is_directory(ec))
@@ -151,6 +175,10 @@ static std::vector<std::string> findTextFiles(const std::string &dir) {
   }
   std::sort(relative.begin(), relative.end());
   return relative;
+}
+
+bool mixrt::isValidationFile(const std::string &relativePath) {
+  return fnv1a64(relativePath) % 10 == 0;
 }
 
 /// A part of whole files.
@@ -191,13 +219,20 @@ TextCorpus mixrt::findTextCorpus(const std::string &data, bool needTrain) {
          files.size(),
          " (the data may also be a directory holding train.txt and "
          "val.txt, or train.bin and val.bin, or one text file)");
+  // By a hash of the name, so that adding or removing a file moves no
+  // other file between the parts.
+  std::vector<bool> validates(files.size());
   size_t valCount = 0;
-  for (size_t i = 0; i < files.size(); ++i) {
-    bool validates = files.size() < 10 ? i + 1 == files.size() : i % 10 == 9;
-    TextPart &part = validates ? corpus.val : corpus.train;
-    part.ranges.push_back(wholeFile(data + "/" + files[i]));
-    valCount += validates;
+  for (size_t i = 0; i < files.size(); ++i)
+    valCount += validates[i] = isValidationFile(files[i]);
+  if (valCount == 0 || valCount == files.size()) {
+    std::fill(validates.begin(), validates.end(), false);
+    validates.back() = true;
+    valCount = 1;
   }
+  for (size_t i = 0; i < files.size(); ++i)
+    (validates[i] ? corpus.val : corpus.train)
+        .ranges.push_back(wholeFile(data + "/" + files[i]));
   corpus.train.name =
       concat(data, " (its ", files.size() - valCount, " training files)");
   corpus.val.name = concat(data, " (its ", valCount, " validation file",

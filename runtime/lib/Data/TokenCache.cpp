@@ -11,11 +11,14 @@
 #include "mixrt/Environment.h"
 #include "mixrt/Error.h"
 #include "mixrt/File.h"
+#include "mixrt/Init.h"
 #include "mixrt/Json.h"
 #include "mixrt/Progress.h"
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <sys/stat.h>
 #include <thread>
@@ -29,14 +32,20 @@ namespace {
 /// Binaries of this layout and meaning; a cache of another is remade.
 constexpr int kFormat = 1;
 
-/// Where a source file stands now: its size and modification time.
+/// Where a source file stands now: its size, its inode, and the times of
+/// its last change of contents (which a copy may preserve) and of its
+/// inode (which no user can set: any write or copy over it moves it).
 json::Value describeFile(const std::string &path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0)
-    fail(path, ": cannot stat");
-  int64_t mtime = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    fail(path, ": cannot stat: ", std::strerror(errno));
+  auto ns = [](const struct timespec &t) {
+    return int64_t(t.tv_sec) * 1000000000 + t.tv_nsec;
+  };
   return json::Value::Object{{"size", int64_t(st.st_size)},
-                             {"mtime_ns", mtime}};
+                             {"inode", int64_t(st.st_ino)},
+                             {"mtime_ns", ns(st.st_mtim)},
+                             {"ctime_ns", ns(st.st_ctim)}};
 }
 
 /// What the tokens of \p part are made from.
@@ -172,7 +181,9 @@ mixrt::findTokenBinaries(const std::string &dir, const std::string &data,
   const json::Value *val = meta.find("val_tokens");
   const json::Value *dtype = meta.find("dtype");
   if (!source || !train || !val || !dtype || !train->isInteger() ||
-      !val->isInteger() || !dtype->isString())
+      !val->isInteger() || !dtype->isString() || train->getInteger() < 0 ||
+      val->getInteger() < 0 || train->getInteger() > (INT64_C(1) << 56) ||
+      val->getInteger() > (INT64_C(1) << 56))
     return std::nullopt;
   if (json::write(*source) !=
       json::write(describeSource(data, corpus, tokenizer)))
@@ -190,31 +201,35 @@ mixrt::findTokenBinaries(const std::string &dir, const std::string &data,
   return bins;
 }
 
+/// The name of \p tokenizer's cache directory: its name, and where its
+/// identity says more (a vocabulary's hash), a hash of that, so that two
+/// vocabularies keep a cache each.
+static std::string getCacheName(const Tokenizer &tokenizer) {
+  std::string identity = tokenizer.getIdentity();
+  if (identity == tokenizer.getName())
+    return identity;
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016llx",
+                static_cast<unsigned long long>(fnv1a64(identity)));
+  return concat(tokenizer.getName(), "-", hash);
+}
+
 std::string mixrt::getTokenCacheDir(const std::string &data,
                                     const Tokenizer &tokenizer) {
   std::error_code ec;
   if (fs::is_directory(data, ec))
-    return data + "/.mix-tokens/" + tokenizer.getName();
+    return data + "/.mix-tokens/" + getCacheName(tokenizer);
   fs::path file(data);
   fs::path parent = file.parent_path();
   std::string name = "." + file.filename().string() + ".mix-tokens";
   return ((parent.empty() ? fs::path(".") : parent) / name).string() + "/" +
-         tokenizer.getName();
+         getCacheName(tokenizer);
 }
 
-/// Makes (or finds, made meanwhile by another process) the binaries in
-/// \p dir; nothing when \p dir cannot be written.
-static std::optional<TokenBinaries> makeCache(const std::string &data,
-                                              const std::string &dir,
-                                              const TextCorpus &corpus,
-                                              const Tokenizer &tokenizer) {
-  if (auto bins = findTokenBinaries(dir, data, corpus, tokenizer))
-    return bins;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec || ::access(dir.c_str(), W_OK) != 0)
-    return std::nullopt;
-  FileLock lock(dir + "/lock");
+/// Waits for the lock \p lock on the cache \p dir of \p data, saying
+/// once whom it waits for.
+static void waitForLock(FileLock &lock, const std::string &data,
+                        const std::string &dir) {
   bool waited = false;
   while (!lock.tryLock()) {
     if (!waited)
@@ -225,25 +240,66 @@ static std::optional<TokenBinaries> makeCache(const std::string &data,
     waited = true;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
+}
+
+/// Makes (or finds, made meanwhile by another process) the binaries in
+/// \p dir; nothing, with a note, when \p dir cannot take them.
+static std::optional<TokenBinaries> makeCache(const std::string &data,
+                                              const std::string &dir,
+                                              const TextCorpus &corpus,
+                                              const Tokenizer &tokenizer) {
   if (auto bins = findTokenBinaries(dir, data, corpus, tokenizer))
     return bins;
-  uint64_t bytes = corpus.train.getBytes() + corpus.val.getBytes();
-  std::fprintf(stderr,
-               "tokenizing %s (%.1f MB, %s tokenizer) into %s, once: later "
-               "runs reuse it while the text is unchanged\n",
-               data.c_str(), double(bytes) / 1e6, tokenizer.getName(),
-               dir.c_str());
-  return writeTokenBinaries(data, corpus, tokenizer, dir,
-                            bytes >= kTokenProgressMinBytes);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || ::access(dir.c_str(), W_OK) != 0)
+    return std::nullopt;
+  try {
+    FileLock lock(dir + "/lock");
+    waitForLock(lock, data, dir);
+    if (auto bins = findTokenBinaries(dir, data, corpus, tokenizer))
+      return bins;
+    // What a process killed while it wrote them left (the lock says no
+    // process writes them now).
+    for (const char *file : {"train.bin", "val.bin", "tokens.json"})
+      removeTemporaryFiles(dir + "/" + file);
+    uint64_t bytes = corpus.train.getBytes() + corpus.val.getBytes();
+    std::fprintf(stderr,
+                 "tokenizing %s (%.1f MB, %s tokenizer) into %s, once: later "
+                 "runs reuse it while the text is unchanged\n",
+                 data.c_str(), double(bytes) / 1e6, tokenizer.getName(),
+                 dir.c_str());
+    return writeTokenBinaries(data, corpus, tokenizer, dir,
+                              bytes >= kTokenProgressMinBytes);
+  } catch (const CorpusError &) {
+    throw; // the text's own problem: no other place would take it
+  } catch (const Error &e) {
+    // The lock or the writing failed (no flock, a full disk, ...).
+    std::fprintf(stderr, "note: %s\n", e.what());
+    return std::nullopt;
+  }
+}
+
+/// MIXRT_TOKEN_CACHE.
+static std::optional<bool> readCacheSwitch() {
+  return readSwitch("MIXRT_TOKEN_CACHE", "cache the tokens of any text corpus",
+                    "of none: tokenize the text in memory on every run");
+}
+
+std::optional<TokenBinaries> mixrt::findTokenCache(const std::string &data,
+                                                   const TextCorpus &corpus,
+                                                   const Tokenizer &tokenizer) {
+  if (!readCacheSwitch().value_or(true))
+    return std::nullopt;
+  return findTokenBinaries(getTokenCacheDir(data, tokenizer), data, corpus,
+                           tokenizer);
 }
 
 std::optional<TokenBinaries>
 mixrt::getTokenCache(const std::string &data, const TextCorpus &corpus,
                      const Tokenizer &tokenizer,
                      const std::string &fallbackDir) {
-  std::optional<bool> wanted =
-      readSwitch("MIXRT_TOKEN_CACHE", "cache the tokens of any text corpus",
-                 "of none: tokenize the text in memory on every run");
+  std::optional<bool> wanted = readCacheSwitch();
   uint64_t bytes = corpus.train.getBytes() + corpus.val.getBytes();
   if (!wanted.value_or(bytes >= kTokenCacheMinBytes))
     return std::nullopt;

@@ -50,8 +50,15 @@ std::vector<double> niceTicks(double lo, double hi, int wanted) {
       break;
     }
   std::vector<double> ticks;
-  for (double t = std::ceil(lo / step) * step; t <= hi + 1e-9 * span; t += step)
+  double first = std::ceil(lo / step);
+  // By index, at most a few dozen: a step below the values' resolution
+  // would not advance a running sum.
+  for (int i = 0; i < 4 * wanted; ++i) {
+    double t = (first + i) * step;
+    if (t > hi + 1e-9 * span)
+      break;
     ticks.push_back(std::abs(t) < 1e-12 * step ? 0.0 : t);
+  }
   return ticks;
 }
 
@@ -94,7 +101,10 @@ void drawPlot(cairo_t *cr, const Curve &train, const Curve &val) {
     ymin = 0;
     ymax = 1;
   }
-  double pad = 0.05 * std::max(ymax - ymin, 1e-3);
+  // Some room above and below; for a flat curve, relative to its level
+  // (an absolute pad would vanish in the rounding of large values).
+  double pad =
+      std::max(0.05 * (ymax - ymin), 1e-3 * std::max(1.0, std::abs(ymax)));
   ymin -= pad;
   ymax += pad;
   double plotW = kWidth - kLeft - kRight, plotH = kHeight - kTop - kBottom;
@@ -205,8 +215,13 @@ void drawPlot(cairo_t *cr, const Curve &train, const Curve &val) {
 /// A cairo write callback that appends to a std::string.
 cairo_status_t appendTo(void *closure, const unsigned char *data,
                         unsigned int length) {
-  static_cast<std::string *>(closure)->append(
-      reinterpret_cast<const char *>(data), length);
+  // No exception may cross cairo's (and libpng's) C frames.
+  try {
+    static_cast<std::string *>(closure)->append(
+        reinterpret_cast<const char *>(data), length);
+  } catch (...) {
+    return CAIRO_STATUS_NO_MEMORY;
+  }
   return CAIRO_STATUS_SUCCESS;
 }
 

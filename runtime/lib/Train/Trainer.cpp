@@ -583,10 +583,18 @@ void Trainer::finish() const {
   if (tty)
     std::cerr << "\n";
   if (root && !valCurve.empty()) {
-    writeLossPlot(o.outDir + "/loss", trainCurve, valCurve);
+    // The run is done and saved: a plot that cannot be written is a
+    // warning, not a failed run.
+    std::string plots = "; plots in " + o.outDir + "/loss.png and loss.svg";
+    try {
+      writeLossPlot(o.outDir + "/loss", trainCurve, valCurve);
+    } catch (const Error &e) {
+      std::cerr << "mix-run: warning: " << e.what() << "\n";
+      plots = "";
+    }
     std::cerr << "mix-run: validation cross-entropy " << valCurve.back().second
               << " nats/token, perplexity " << std::exp(valCurve.back().second)
-              << "; plots in " << o.outDir << "/loss.png and loss.svg\n";
+              << plots << "\n";
   }
 }
 

@@ -75,8 +75,8 @@ TEST(TextCorpus, ChunkCutsKeepGPT2Pieces) {
     size_t cut = findChunkCut(std::string_view(text).substr(0, length));
     if (cut == 0)
       continue;
-    ASSERT_LE(cut, length);
-    ASSERT_EQ(text[cut - 1], '\n');
+    ASSERT_LT(cut, length);
+    ASSERT_NE(std::string(" \t\n\v\f\r").find(text[cut]), std::string::npos);
     std::vector<std::string> halves = pieces(text.substr(0, cut));
     for (std::string &p : pieces(text.substr(cut)))
       halves.push_back(p);
@@ -86,14 +86,17 @@ TEST(TextCorpus, ChunkCutsKeepGPT2Pieces) {
   EXPECT_GT(cuts, 100); // the test cut the text in many places
 }
 
-TEST(TextCorpus, ChunkCutNeedsPlainCharactersAroundTheBreak) {
-  EXPECT_EQ(findChunkCut("ab\ncd"), 3u);
-  EXPECT_EQ(findChunkCut("ab\ncd\nef"), 6u); // the last cut
-  EXPECT_EQ(findChunkCut("ab \ncd"), 0u);
-  EXPECT_EQ(findChunkCut("ab\n cd"), 0u);
-  EXPECT_EQ(findChunkCut("ab\n\ncd"), 0u);
-  EXPECT_EQ(findChunkCut("ab\n"), 0u); // what follows is not known yet
-  EXPECT_EQ(findChunkCut("\xc3\xa9\ncd"), 0u);
+TEST(TextCorpus, ChunkCutIsBeforeSpaceAfterNonSpace) {
+  EXPECT_EQ(findChunkCut("ab cd"), 2u);
+  EXPECT_EQ(findChunkCut("ab\ncd ef"), 5u);      // the last cut
+  EXPECT_EQ(findChunkCut("ab  cd"), 2u);         // not inside the run
+  EXPECT_EQ(findChunkCut("x\r\ny"), 1u);         // CRLF text
+  EXPECT_EQ(findChunkCut("\xe3\x80\x82\n"), 3u); // after U+3002
+  EXPECT_EQ(findChunkCut("\xe3\x80\x80\n"), 0u); // after U+3000, a space
+  EXPECT_EQ(findChunkCut("\xc2\xa0 a"), 0u);     // after U+00A0, a space
+  EXPECT_EQ(findChunkCut("\xff a"), 0u);         // not UTF-8
+  EXPECT_EQ(findChunkCut(" abc"), 0u);
+  EXPECT_EQ(findChunkCut("abc"), 0u);
   EXPECT_EQ(findChunkCut(""), 0u);
 }
 
@@ -171,25 +174,43 @@ TEST(TextCorpus, ValidationCutOfAFile) {
 }
 
 TEST(TextCorpus, SplitsADirectoryByFile) {
+  // The names' FNV-1a 64 hashes, 0 mod 10 for f01, f05, f09 and f27
+  // (computed in Python: hash(b) = ((hash ^ b) * 0x100000001b3) mod 2^64
+  // from 0xcbf29ce484222325).
+  for (const char *name : {"f01.txt", "f05.txt", "f09.txt", "f27.txt"})
+    EXPECT_TRUE(isValidationFile(name)) << name;
+  for (const char *name : {"f00.txt", "f02.txt", "f10.txt", "a.txt"})
+    EXPECT_FALSE(isValidationFile(name)) << name;
+
   test::ScratchDir dir;
   ::mkdir(dir.file("sub").c_str(), 0755);
   ::mkdir(dir.file(".hidden").c_str(), 0755);
-  for (int i = 0; i < 12; ++i)
-    test::writeFile(dir.file(std::string(i < 6 ? "" : "sub/") + "f" +
-                             char('a' + i) + ".txt"),
-                    "text\n");
+  for (int i = 0; i < 12; ++i) {
+    char name[16];
+    std::snprintf(name, sizeof name, "%sf%02d.txt", i < 6 ? "" : "sub/", i);
+    test::writeFile(dir.file(name), "text\n");
+  }
+  test::writeFile(dir.file("f27.txt"), "text\n");
   test::writeFile(dir.file("notes.md"), "not text\n");
-  test::writeFile(dir.file(".hidden/h.txt"), "hidden\n");
+  test::writeFile(dir.file(".hidden/f05.txt"), "hidden\n");
   TextCorpus corpus = findTextCorpus(dir.path);
-  // Sorted by relative path: fa..ff, then sub/fg..sub/fl; the 10th (sub/fj)
-  // validates.
-  ASSERT_EQ(corpus.val.ranges.size(), 1u);
-  EXPECT_EQ(corpus.val.ranges[0].path, dir.file("sub/fj.txt"));
-  EXPECT_EQ(corpus.val.name, dir.path + " (its 1 validation file)");
-  EXPECT_EQ(corpus.train.ranges.size(), 11u);
-  EXPECT_EQ(corpus.train.ranges[0].path, dir.file("fa.txt"));
-  EXPECT_EQ(corpus.train.name, dir.path + " (its 11 training files)");
+  // Sorted by relative path: f00..f05, f27, then sub/f06..sub/f11; f01,
+  // f05 and f27 validate (sub/f09 is not f09).
+  ASSERT_EQ(corpus.val.ranges.size(), 3u);
+  EXPECT_EQ(corpus.val.ranges[0].path, dir.file("f01.txt"));
+  EXPECT_EQ(corpus.val.ranges[2].path, dir.file("f27.txt"));
+  EXPECT_EQ(corpus.val.name, dir.path + " (its 3 validation files)");
+  EXPECT_EQ(corpus.train.ranges.size(), 10u);
+  EXPECT_EQ(corpus.train.ranges[0].path, dir.file("f00.txt"));
+  EXPECT_EQ(corpus.train.name, dir.path + " (its 10 training files)");
 
+  // Another file moves no other file between the parts.
+  test::writeFile(dir.file("f10.txt"), "text\n");
+  TextCorpus more = findTextCorpus(dir.path);
+  EXPECT_EQ(more.val.ranges.size(), 3u);
+  EXPECT_EQ(more.train.ranges.size(), 11u);
+
+  // When the hash picks none, the last file validates.
   test::ScratchDir few;
   test::writeFile(few.file("b.txt"), "b\n");
   test::writeFile(few.file("a.txt"), "a\n");

@@ -117,6 +117,14 @@ TEST(TokenCache, IsReusedUntilTheTextOrTheTokenizerChanges) {
   test::writeTinyGPT2(vocab.path, {}, {{"l", "i"}});
   auto gpt2 = GPT2Tokenizer::load(vocab.path);
   EXPECT_FALSE(findTokenBinaries(cache, file, corpus, *gpt2).has_value());
+  // Its cache has a directory of its own, named by its vocabulary.
+  std::string gpt2Cache = getTokenCacheDir(file, *gpt2);
+  EXPECT_EQ(gpt2Cache.rfind(dir.path + "/.corpus.txt.mix-tokens/gpt2-", 0), 0u)
+      << gpt2Cache;
+  test::ScratchDir vocab2;
+  test::writeTinyGPT2(vocab2.path, {}, {{"l", "n"}});
+  EXPECT_NE(getTokenCacheDir(file, *GPT2Tokenizer::load(vocab2.path)),
+            gpt2Cache);
 
   // A changed file (its size, or only its time) makes the cache stale, and
   // getTokenCache makes it again.
