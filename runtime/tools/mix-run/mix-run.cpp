@@ -79,8 +79,8 @@ static CommandSpec trainSpec() {
       "the\npackage's batch, split over the ranks (docs/training.md).",
       {packageArgument()},
       {{"data", "DIR|FILE",
-        "directory with train.txt and val.txt, or one text file (its last "
-        "tenth for validation)",
+        "a directory (train.txt and val.txt, train.bin and val.bin, or "
+        "*.txt files) or one text file (its last tenth validates)",
         true},
        {"steps", "N", "number of optimizer steps", true},
        {"out", "RUN_DIR", "directory for checkpoints and metrics", true},
@@ -100,21 +100,27 @@ static CommandSpec trainSpec() {
         "optimizer state",
         false},
        {"resume", "", "continue from RUN_DIR/checkpoint.safetensors", false},
-       {"stop-after", "N", "stop with a checkpoint after step N", false}}};
+       {"stop-after", "N", "stop with a checkpoint after step N", false},
+       {"data-seed", "N",
+        "seed of the order batches are drawn in (default 1234; --resume "
+        "continues the checkpoint's)",
+        false}}};
 }
 
 static CommandSpec evalSpec() {
   return {kTool,
           "eval",
-          "Validation cross-entropy and perplexity of parameters on "
-          "DIR/val.txt (or on the\nlast tenth of one text file).",
+          "Validation cross-entropy and perplexity of parameters on the "
+          "validation part of\nthe corpus (DIR/val.txt, DIR/val.bin, a "
+          "directory's validation files, or the\nlast tenth of one text "
+          "file).",
           {packageArgument()},
           {{"params", "P.safetensors",
             "the parameters (or a checkpoint's "
             "param.* tensors)",
             true},
            {"data", "DIR|FILE",
-            "directory with val.txt, or one text file (its last tenth)", true},
+            "the corpus, as train takes it; its validation part", true},
            {"eval-batches", "N", "validation batches (default 8)", false},
            {"tokenizer", "byte|gpt2", "tokenizer (default byte)", false},
            {"gpt2-dir", "DIR", "encoder.json and vocab.bpe for gpt2", false}}};
@@ -146,6 +152,8 @@ static int runTrain(const ParsedArgs &args) {
   o.comm = ranks;
   if (args.getOptional("stop-after"))
     o.stopAfter = args.getInteger("stop-after", 1, int64_t(1) << 40);
+  if (args.getOptional("data-seed"))
+    o.dataSeed = uint64_t(args.getInteger("data-seed", 0, INT64_MAX));
   return train(o);
 }
 
