@@ -18,6 +18,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <optional>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -122,25 +123,32 @@ TokenId Corpus::checkToken(size_t i) const {
   return TokenId(id);
 }
 
-int mixrt::getBinaryTokenWidth(const std::string &dir) {
+/// DIR/tokens.json parsed, nothing when there is none; an Error names it
+/// when it is not JSON.
+static std::optional<json::Value> readTokensJson(const std::string &dir) {
   std::string path = dir + "/tokens.json";
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
-    return 2;
-  json::Value meta;
+    return std::nullopt;
   try {
-    meta = json::parse(readFile(path));
+    return json::parse(readFile(path));
   } catch (const json::ParseError &e) {
     fail(path, ": ", e.what());
   }
-  const json::Value *dtype = meta.isObject() ? meta.find("dtype") : nullptr;
+}
+
+int mixrt::getBinaryTokenWidth(const std::string &dir) {
+  std::optional<json::Value> meta = readTokensJson(dir);
+  if (!meta)
+    return 2;
+  const json::Value *dtype = meta->isObject() ? meta->find("dtype") : nullptr;
   std::string name = dtype && dtype->isString() ? dtype->getString() : "";
   if (name == "uint16")
     return 2;
   if (name == "uint32")
     return 4;
-  fail(path, ": expected {\"dtype\": \"uint16\"} or {\"dtype\": "
-             "\"uint32\"}, the width of train.bin's and val.bin's tokens");
+  fail(dir, "/tokens.json: expected {\"dtype\": \"uint16\"} or {\"dtype\": "
+            "\"uint32\"}, the width of train.bin's and val.bin's tokens");
 }
 
 /// Refuses binaries in \p dir whose tokens.json says another tokenizer
@@ -148,24 +156,16 @@ int mixrt::getBinaryTokenWidth(const std::string &dir) {
 /// binaries say nothing and are taken as they are).
 static void checkBinaryTokenizer(const std::string &dir,
                                  const Tokenizer &tokenizer) {
-  std::string path = dir + "/tokens.json";
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec))
-    return;
-  json::Value meta;
-  try {
-    meta = json::parse(readFile(path));
-  } catch (const json::ParseError &e) {
-    fail(path, ": ", e.what());
-  }
-  const json::Value *source = meta.isObject() ? meta.find("source") : nullptr;
+  std::optional<json::Value> meta = readTokensJson(dir);
+  const json::Value *source =
+      meta && meta->isObject() ? meta->find("source") : nullptr;
   const json::Value *made =
       source && source->isObject() ? source->find("tokenizer") : nullptr;
   if (!made || !made->isString() ||
       made->getString() == tokenizer.getIdentity())
     return;
-  fail(path, ": these tokens were made by the tokenizer '", made->getString(),
-       "', not by this run's '", tokenizer.getIdentity(),
+  fail(dir, "/tokens.json: these tokens were made by the tokenizer '",
+       made->getString(), "', not by this run's '", tokenizer.getIdentity(),
        "' (--tokenizer, --gpt2-dir)");
 }
 
