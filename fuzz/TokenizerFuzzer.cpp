@@ -7,13 +7,15 @@
 // Invariants: decode inverts encode; ids are in [0, V); GPT-2 refuses exactly
 // the text that is not valid UTF-8 (checked by an independent validator);
 // the pre-tokenizer's pieces are non-empty and cover the text; decoding
-// refuses exactly the ids outside [0, V).
+// refuses exactly the ids outside [0, V); a text cut where findChunkCut
+// allows (TextCorpus.h) splits into the pieces and the ids of the whole.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FuzzUtil.h"
 
 #include "mixrt/Error.h"
+#include "mixrt/TextCorpus.h"
 #include "mixrt/Tokenizer.h"
 #include "mixrt/TokenizerGPT2.h"
 #include "mixrt/TokenizerUnicode.h"
@@ -140,5 +142,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     appendUTF8(reencoded, cp);
   }
   FUZZ_CHECK(reencoded == text);
+
+  // Chunked tokenization: at the last cut of the text and of its first
+  // half, both halves' pieces and ids are the whole's.
+  for (std::string_view prefix : {text, text.substr(0, size / 2)}) {
+    size_t cut = findChunkCut(prefix);
+    if (cut == 0)
+      continue;
+    FUZZ_CHECK(cut < prefix.size());
+    std::string_view head = text.substr(0, cut), tail = text.substr(cut);
+    std::vector<std::string_view> whole = gpt2PreTokenize(text);
+    std::vector<std::string_view> halves = gpt2PreTokenize(head);
+    for (std::string_view piece : gpt2PreTokenize(tail))
+      halves.push_back(piece);
+    FUZZ_CHECK(halves.size() == whole.size());
+    for (size_t i = 0; i < whole.size(); ++i)
+      FUZZ_CHECK(halves[i] == whole[i]);
+    std::vector<TokenId> chunked = gpt2.encode(head);
+    for (TokenId id : gpt2.encode(tail))
+      chunked.push_back(id);
+    FUZZ_CHECK(chunked == ids);
+  }
   return 0;
 }
