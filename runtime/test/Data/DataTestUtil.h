@@ -15,9 +15,11 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "mixrt/TokenizerGPT2.h"
 #include "mixrt/testing/TinyGPT2.h"
 
 #include <ftw.h>
@@ -56,8 +58,7 @@ public:
 /// The Unicode version of the node on PATH (process.versions.unicode), or
 /// nothing where there is no node.
 inline std::optional<std::string> nodeUnicodeVersion() {
-  FILE *pipe =
-      ::popen("node -p process.versions.unicode 2>/dev/null", "r");
+  FILE *pipe = ::popen("node -p process.versions.unicode 2>/dev/null", "r");
   if (!pipe)
     return std::nullopt;
   std::string out;
@@ -68,6 +69,14 @@ inline std::optional<std::string> nodeUnicodeVersion() {
     return std::nullopt;
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r'))
     out.pop_back();
+  return out;
+}
+
+/// GPT-2's pre-tokenization of \p text, each piece copied.
+inline std::vector<std::string> gpt2Pieces(std::string_view text) {
+  std::vector<std::string> out;
+  for (std::string_view p : gpt2PreTokenize(text))
+    out.emplace_back(p);
   return out;
 }
 

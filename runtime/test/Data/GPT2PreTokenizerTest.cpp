@@ -8,6 +8,8 @@
 #include "mixrt/Error.h"
 #include "mixrt/TokenizerGPT2.h"
 
+#include "DataTestUtil.h"
+
 #include <gtest/gtest.h>
 
 using namespace mixrt;
@@ -15,10 +17,7 @@ using namespace mixrt;
 namespace {
 
 std::vector<std::string> split(std::string_view text) {
-  std::vector<std::string> out;
-  for (std::string_view p : gpt2PreTokenize(text))
-    out.emplace_back(p);
-  return out;
+  return test::gpt2Pieces(text);
 }
 
 using Pieces = std::vector<std::string>;

@@ -25,12 +25,7 @@ using namespace mixrt;
 
 namespace {
 
-std::vector<std::string> pieces(std::string_view text) {
-  std::vector<std::string> out;
-  for (std::string_view p : gpt2PreTokenize(text))
-    out.emplace_back(p);
-  return out;
-}
+using test::gpt2Pieces;
 
 /// Text with the white space and punctuation around line breaks that GPT-2's
 /// pre-tokenizer treats specially: runs of spaces before and after a break,
@@ -69,7 +64,7 @@ std::string readInput(const std::string &name) {
 
 TEST(TextCorpus, ChunkCutsKeepGPT2Pieces) {
   std::string text = trickyText() + readInput("corpus/val.txt").substr(0, 800);
-  std::vector<std::string> whole = pieces(text);
+  std::vector<std::string> whole = gpt2Pieces(text);
   int cuts = 0;
   for (size_t length = 1; length <= text.size(); ++length) {
     size_t cut = findChunkCut(std::string_view(text).substr(0, length));
@@ -77,8 +72,8 @@ TEST(TextCorpus, ChunkCutsKeepGPT2Pieces) {
       continue;
     ASSERT_LT(cut, length);
     ASSERT_NE(std::string(" \t\n\v\f\r").find(text[cut]), std::string::npos);
-    std::vector<std::string> halves = pieces(text.substr(0, cut));
-    for (std::string &p : pieces(text.substr(cut)))
+    std::vector<std::string> halves = gpt2Pieces(text.substr(0, cut));
+    for (std::string &p : gpt2Pieces(text.substr(cut)))
       halves.push_back(p);
     ASSERT_EQ(halves, whole) << "cut at " << cut;
     ++cuts;

@@ -49,6 +49,15 @@ std::vector<TokenId> tokensOf(const Corpus &corpus) {
   return ids;
 }
 
+/// DIR/data with a short train.txt and val.txt; returns its path.
+std::string makeTrainValDir(const test::ScratchDir &dir) {
+  std::string data = dir.file("data");
+  ::mkdir(data.c_str(), 0755);
+  test::writeFile(data + "/train.txt", "The jury said.\nIt did.\n");
+  test::writeFile(data + "/val.txt", "Georgia's laws.\n");
+  return data;
+}
+
 /// Sets MIXRT_TOKEN_CACHE for one scope.
 struct CacheSwitch {
   explicit CacheSwitch(const char *value) {
@@ -61,10 +70,7 @@ struct CacheSwitch {
 
 TEST(TokenCache, BinariesHoldTheTextsTokens) {
   test::ScratchDir dir;
-  std::string data = dir.file("data");
-  ::mkdir(data.c_str(), 0755);
-  test::writeFile(data + "/train.txt", "The jury said.\nIt did.\n");
-  test::writeFile(data + "/val.txt", "Georgia's laws.\n");
+  std::string data = makeTrainValDir(dir);
   TextCorpus corpus = findTextCorpus(data);
   ByteTokenizer bytes;
   WideTokenizer wide;
@@ -147,10 +153,7 @@ TEST(TokenCache, IsReusedUntilTheTextOrTheTokenizerChanges) {
 
 TEST(TokenCache, FallsBackWhereTheDataCannotTakeIt) {
   test::ScratchDir dir;
-  std::string data = dir.file("data");
-  ::mkdir(data.c_str(), 0755);
-  test::writeFile(data + "/train.txt", "The jury said.\nIt did.\n");
-  test::writeFile(data + "/val.txt", "Georgia's laws.\n");
+  std::string data = makeTrainValDir(dir);
   // A file where the cache's directory would be: it cannot be made there.
   test::writeFile(data + "/.mix-tokens", "");
   CacheSwitch on("1");
