@@ -79,8 +79,9 @@ void mlir::mix::buildMixProvePipeline(OpPassManager &pm) {
 void mlir::mix::buildMixDecomposePipeline(
     OpPassManager &pm, const TrainingPipelineOptions &options) {
   OpPassManager &func = pm.nest<func::FuncOp>();
-  if (options.fuseOps) {
+  if (options.fuseOps || options.fuseAttention)
     func.addPass(createMixFuseAttentionPass());
+  if (options.fuseOps) {
     func.addPass(createMixFuseCrossEntropyPass());
     func.addPass(createMixFuseLayerNormPass());
   }
@@ -171,6 +172,7 @@ void mlir::mix::buildBufferizePipeline(OpPassManager &pm,
 }
 
 void mlir::mix::buildCPULowerToLLVMPipeline(OpPassManager &pm) {
+  pm.addPass(createMixAttentionCallsPass());
   MixMatmulsToLibraryCallsPassOptions matmuls;
   matmuls.overwriteZeros = true;
   matmuls.fuseBias = true;
@@ -340,6 +342,11 @@ struct TrainingCLOptions : PassPipelineOptions<TrainingCLOptions> {
                      "whole as fused ops and build AdamW from multi-tensor "
                      "ops (mixc --target cuda)"),
       llvm::cl::init(false)};
+  Option<bool> fuseAttention{
+      *this, "fuse-attention",
+      llvm::cl::desc("Keep attention whole as mix.flash_attention (mixc "
+                     "--attention fused, the default on every target)"),
+      llvm::cl::init(false)};
 };
 
 struct CPUCodegenCLOptions : PassPipelineOptions<CPUCodegenCLOptions> {
@@ -393,6 +400,7 @@ void mlir::mix::registerMixPipelines() {
         TrainingPipelineOptions options;
         options.bf16Matmuls = cl.bf16Matmuls;
         options.fuseOps = cl.fuseOps;
+        options.fuseAttention = cl.fuseAttention;
         buildMixTrainingPipeline(pm, options);
       });
   PassPipelineRegistration<CPUCodegenCLOptions>(

@@ -125,6 +125,19 @@ static cl::opt<Precision> precision(
                           "bfloat16 operands, float32 accumulation")),
     cl::init(Precision::FP32), cl::cat(category));
 
+/// How the CPU package computes causal attention.
+enum class AttentionMode { Fused, Decomposed };
+static cl::opt<AttentionMode> attentionMode(
+    "attention",
+    cl::desc("--target cpu: causal attention fused (tiles of scores with an "
+             "online softmax, memory linear in the sequence) or decomposed "
+             "into products and a softmax over the whole score matrix (the "
+             "code before fusing, kept for comparison)"),
+    cl::values(clEnumValN(AttentionMode::Fused, "fused", "fused (default)"),
+               clEnumValN(AttentionMode::Decomposed, "decomposed",
+                          "score matrices in memory")),
+    cl::init(AttentionMode::Fused), cl::cat(category));
+
 static cl::opt<int64_t>
     streamShards("stream-shards",
                  cl::desc("Shard cMoLLM's stream kernels over R ranks (stream "
@@ -375,6 +388,9 @@ static int compile(int argc, char **argv) {
         return fail(llvm::toString(toolkit.takeError()));
       cuda.toolkitPath = *toolkit;
     }
+    if (attentionMode == AttentionMode::Decomposed)
+      return fail("--attention decomposed is for --target cpu: cuda packages "
+                  "always fuse attention");
     cuda.matmul = gpuMatmul;
     // On the GPU the products' operands are rounded by the tensor cores.
     if (precision == Precision::BF16) {
@@ -446,6 +462,7 @@ static int compile(int argc, char **argv) {
   TrainingPipelineOptions training;
   training.bf16Matmuls = precision == Precision::BF16 && target != Target::CUDA;
   training.fuseOps = target == Target::CUDA;
+  training.fuseAttention = attentionMode == AttentionMode::Fused;
   if (failed(phase("decompose", [&](OpPassManager &pm) {
         buildMixDecomposePipeline(pm, training);
       })))

@@ -39,6 +39,9 @@ struct TrainingPipelineOptions {
   /// (mix-append-adamw{fused=1}) for a target that has kernels for them
   /// (the CUDA target).
   bool fuseOps = false;
+  /// Keep attention whole (mix-fuse-attention) without the rest of
+  /// fuseOps: the CPU target's fused attention (mix-attention-calls).
+  bool fuseAttention = false;
 };
 
 /// Proves and applies the mixture rewrites, then chooses mixing orders.

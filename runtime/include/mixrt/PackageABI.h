@@ -119,6 +119,24 @@ MIXRT_DECLARE_MATMULS(mixrt_batch2_matmul, 4)
 void mixrt_matmul_bias(MIXRT_OPERANDS_2(float), MIXRT_BIAS);
 void mixrt_matmul_bias_bf16(MIXRT_OPERANDS_2(mixrt_bf16), MIXRT_BIAS);
 
+/* Causal attention a tile of scores at a time (mix-attention-calls;
+ * runtime/support/CPUAttention.c). Each buffer comes as its base pointer
+ * and offset; without prefixes (streams and prefix 0) the prefixes' places
+ * hold qkv's, and the prefix gradients' dqkv's. */
+void mixrt_flash_attention(float *qkv, int64_t qkvOffset, float *prefixK,
+                           int64_t prefixKOffset, float *prefixV,
+                           int64_t prefixVOffset, float *out, int64_t outOffset,
+                           float *lse, int64_t lseOffset, int64_t batch,
+                           int64_t seq, int64_t heads, int64_t dh,
+                           int64_t streams, int64_t prefix);
+void mixrt_flash_attention_grad(
+    float *qkv, int64_t qkvOffset, float *prefixK, int64_t prefixKOffset,
+    float *prefixV, int64_t prefixVOffset, float *out, int64_t outOffset,
+    float *lse, int64_t lseOffset, float *dout, int64_t doutOffset, float *dqkv,
+    int64_t dqkvOffset, float *dprefixK, int64_t dprefixKOffset,
+    float *dprefixV, int64_t dprefixVOffset, int64_t batch, int64_t seq,
+    int64_t heads, int64_t dh, int64_t streams, int64_t prefix);
+
 /* Threaded loop nests (mix-parallelize-outlined-calls): fn(t0, t1, args...)
  * runs iterations [t0, t1) of a nest's outer loop, its other arguments
  * (pointers and 64-bit integers) packed as int64; at most

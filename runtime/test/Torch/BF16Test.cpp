@@ -1,9 +1,11 @@
 //===- BF16Test.cpp - The bf16 training step against libtorch -------------===//
 //
 // Models compiled with mixc --precision bf16 (every matrix product on
-// operands rounded to bfloat16, accumulating in float32) against two
-// libtorch references in float64: one whose matrix products round their
-// operands the same way (forward and backward), and the exact model.
+// operands rounded to bfloat16, accumulating in float32; the fused
+// attention in float32) against two libtorch references in float64: one
+// whose matrix products round their operands the same way (forward and
+// backward), and the exact model. The _decomposed models' attention is
+// products too (mixc --attention decomposed), rounded as the others.
 //
 //===----------------------------------------------------------------------===//
 
@@ -89,8 +91,11 @@ TEST_P(BF16Step, GradientsAgainstRoundedAndExactReferences) {
                         : 0.0;
     worstExact = std::max(worstExact, err);
     worstReference = std::max(worstReference, refErr);
-    // (2) Each gradient within bf16's reach of the exact model's.
-    EXPECT_LT(err, 0.1) << name;
+    // (2) Each gradient within bf16's reach of the exact model's: 10%, or
+    // twice what rounding moves the reference's, for a gradient that
+    // cancels (measured: 0.138 for cmollm_n3's gate bias, whose attention
+    // is float32, with the reference's worst at 0.127).
+    EXPECT_LT(err, std::max(0.1, 2 * refErr)) << name;
   }
   // (3) As far from the exact model as bf16 rounding takes an independent
   // implementation, and no closer than float32 gets (TorchGradTest holds
@@ -154,6 +159,13 @@ std::vector<Config> configs() {
   Config big = mixtest::threadedSize(dense);
   big.name = "bf16_dense_threaded";
   out.push_back(big);
+  // Attention as products that round their operands too.
+  for (Config decomposed : {dense, ps}) {
+    decomposed.mixcFlags = "--attention decomposed";
+    decomposed.fusedAttention = false;
+    decomposed.name += "_decomposed";
+    out.push_back(decomposed);
+  }
   return out;
 }
 

@@ -39,11 +39,13 @@ struct Config {
   /// is not told.
   bool tf32Reference = false;
   /// The package computes attention in kernels of its own rather than as
-  /// matrix products (mixc --target cuda: the flash attention kernels,
-  /// which round their tensor-core operands at places of their own), so
-  /// the reference does not round the attention's two products under bf16
-  /// or tf32Reference.
-  bool fusedAttention = false;
+  /// matrix products (mixc's default: the CPU's fused attention, in
+  /// float32 under --precision bf16 too; the cuda target's flash attention
+  /// kernels, which round their tensor-core operands at places of their
+  /// own), so the reference does not round the attention's two products
+  /// under bf16 or tf32Reference. False with mixcFlags
+  /// "--attention decomposed".
+  bool fusedAttention = true;
   /// Further mixc options, e.g. "--target cuda --emulate" for a package run
   /// by the CUDA emulator (EmulatedCUDATest.cpp); the reference ignores
   /// them.

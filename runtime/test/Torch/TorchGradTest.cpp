@@ -165,10 +165,13 @@ std::vector<Config> configs() {
   bigAltUp.k = 2;
   bigAltUp.name = "altup_threaded";
   out.push_back(bigAltUp);
-  // Long enough that the attention's products skip their causal triangle
-  // in blocks of rows (mix-causal-products; from 128 rows on), with a
-  // ragged last block (200 = 3 x 64 + 8) and, for ParaScale, the prefix's
-  // offset diagonal.
+  // Long enough that the fused attention's tiles of 64 keys and queries
+  // come several to a row, with a ragged last one (200 = 3 x 64 + 8) and,
+  // for ParaScale, prefixes of several tiles; and decomposed
+  // (mixc --attention decomposed), long enough that the attention's
+  // products skip their causal triangle in blocks of rows
+  // (mix-causal-products; from 128 rows on) and, for ParaScale, the
+  // prefix's offset diagonal.
   Config causal = dense;
   causal.l = 1;
   causal.d = 8;
@@ -185,6 +188,18 @@ std::vector<Config> configs() {
   causalPrefix.batch = 1;
   causalPrefix.name = "parascale_causal_blocks";
   out.push_back(causalPrefix);
+  Config longPrefix = causalPrefix;
+  longPrefix.prefix = 70;
+  longPrefix.seq = 100;
+  longPrefix.batch = 2;
+  longPrefix.name = "parascale_long_prefix";
+  out.push_back(longPrefix);
+  for (Config decomposed : {causal, causalPrefix}) {
+    decomposed.mixcFlags = "--attention decomposed";
+    decomposed.fusedAttention = false;
+    decomposed.name += "_decomposed";
+    out.push_back(decomposed);
+  }
   return out;
 }
 

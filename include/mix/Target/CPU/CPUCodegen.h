@@ -40,6 +40,8 @@ void roundMatmulOperandsToBF16(FunctionOpInterface function);
 
 /// The C source linked into every package: `mixrt_matmul`,
 /// `mixrt_batch_matmul` (see convertMatmulsToLibraryCalls) and `memrefCopy`.
+/// (The fused attention, `mixrt_flash_attention`, is a second file of
+/// getCPUSupportCode().)
 const char *getSupportSource();
 
 /// The CPU package's support code: getSupportSource() and oneDNN.

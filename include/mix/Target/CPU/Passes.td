@@ -46,6 +46,37 @@ def MixBF16MatmulsPass : InterfacePass<"mix-bf16-matmuls",
                            "::mlir::tensor::TensorDialect"];
 }
 
+def MixAttentionCallsPass : Pass<"mix-attention-calls", "::mlir::ModuleOp"> {
+  let summary = "Fused attention on buffers as calls of the CPU kernels";
+  let description = [{
+    Each `mix.flash_attention_buffers` and `mix.flash_attention_grad_buffers`
+    becomes a call of `mixrt_flash_attention` or
+    `mixrt_flash_attention_grad` in the package's support code
+    (runtime/support/CPUAttention.c): FlashAttention-2's tiles of 64
+    queries against 64 keys with an online softmax, the probabilities
+    recomputed in the backward pass from the row log-sum-exp, so that no
+    score matrix is ever held whole. Each buffer is passed as its base
+    pointer and offset (the bare-pointer convention), then the sizes:
+    batch, sequence, heads, head width, prefix streams and prefix length
+    (0 and 0 without prefixes, whose buffers are then qkv's). A buffer that
+    is not contiguous is first copied into one that is (and back, for
+    results).
+
+    ```mlir
+    mix.flash_attention_buffers %qkv into %out, %lse heads 4
+        : memref<2x8x48xf32>, memref<2x8x16xf32>, memref<2x4x8xf32>
+    // becomes
+    %base, %offset, ... = memref.extract_strided_metadata %qkv ...
+    func.call @mixrt_flash_attention(%base, %offset, %base, %offset, %base,
+        %offset, %obase, %ooffset, %lbase, %loffset, %c2, %c8, %c4, %c4,
+        %c0, %c0) : (memref<f32>, index, ...) -> ()
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def MixOutlineLoopNestsPass
     : Pass<"mix-outline-loop-nests", "::mlir::ModuleOp"> {
   let summary = "Move each top-level loop nest into a function of its own";
