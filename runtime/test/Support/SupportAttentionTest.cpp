@@ -12,6 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttentionShape.h"
+
 #include "mixrt/PackageABI.h"
 
 #include <gtest/gtest.h>
@@ -24,9 +26,7 @@
 
 namespace {
 
-struct Shape {
-  int64_t batch, seq, heads, dh, streams = 0, prefix = 0;
-};
+using Shape = mixtest::AttentionShape;
 
 /// The attention and its gradients, one (batch row, head) at a time, in
 /// double with the whole score matrix.
@@ -164,15 +164,6 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Shape{2, 5, 2, 4}, Shape{3, 1, 1, 8}, Shape{1, 70, 2, 20},
                       Shape{1, 130, 1, 33}, Shape{4, 9, 2, 16, 2, 3},
                       Shape{2, 66, 1, 8, 1, 65}, Shape{1, 129, 1, 5, 1, 1}),
-    [](const auto &info) {
-      const Shape &s = info.param;
-      std::string name = "B" + std::to_string(s.batch) + "_S" +
-                         std::to_string(s.seq) + "_H" +
-                         std::to_string(s.heads) + "_dh" + std::to_string(s.dh);
-      if (s.prefix)
-        name +=
-            "_P" + std::to_string(s.streams) + "_T" + std::to_string(s.prefix);
-      return name;
-    });
+    [](const auto &info) { return mixtest::attentionShapeName(info.param); });
 
 } // namespace

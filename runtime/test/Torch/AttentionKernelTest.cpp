@@ -10,6 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../Support/AttentionShape.h"
+
 #include "mixrt/PackageABI.h"
 
 #include <gtest/gtest.h>
@@ -21,9 +23,7 @@ using torch::Tensor;
 
 namespace {
 
-struct Shape {
-  int64_t batch, seq, heads, dh, streams = 0, prefix = 0;
-};
+using Shape = mixtest::AttentionShape;
 
 /// The attention of \p qkv (B,S,3d) with prefixes (P,heads,T_p,dh) or
 /// none, as docs/models.md defines it, in float64 with the score matrix.
@@ -125,15 +125,6 @@ INSTANTIATE_TEST_SUITE_P(
         // and of two tiles (a full and a ragged one).
         Shape{4, 40, 2, 16, 2, 3}, Shape{4, 40, 2, 16, 2, 70},
         Shape{2, 130, 1, 24, 1, 65}),
-    [](const auto &info) {
-      const Shape &s = info.param;
-      std::string name = "B" + std::to_string(s.batch) + "_S" +
-                         std::to_string(s.seq) + "_H" +
-                         std::to_string(s.heads) + "_dh" + std::to_string(s.dh);
-      if (s.prefix)
-        name +=
-            "_P" + std::to_string(s.streams) + "_T" + std::to_string(s.prefix);
-      return name;
-    });
+    [](const auto &info) { return mixtest::attentionShapeName(info.param); });
 
 } // namespace
