@@ -1861,6 +1861,17 @@ def write_report(st, fits, cl, conv, args, path, skipped, experiment, quick):
              "tokens, so a verdict here is a verdict at this scale."
              % (spec["d_model"], spec["n_layer"], spec["d_ff"], s0["steps"], s0["batch"],
                 s0["seq"], s0["lr"], n_seeds))
+    if n_seeds < 4:
+        L.append("")
+        L.append("This report has %d seed%s, not the default four: the machine's two cores "
+                 "were shared with other work while it ran, and %s. A 95%% interval over "
+                 "three seeds is %.0f%% wider than over four for the same spread. More "
+                 "seeds can be added later (`--seeds 3 --skip-existing` runs only the "
+                 "missing ones, and the report is rebuilt from all the raw results)."
+                 % (n_seeds, "" if n_seeds == 1 else "s",
+                    "three is the fewest the study is designed for" if n_seeds == 3
+                    else "the verdicts below say what that leaves undecided",
+                    100 * ((4.30 / 3 ** 0.5) / (3.18 / 2) - 1)))
     L.append("")
 
     # ---- Results -------------------------------------------------------- #
