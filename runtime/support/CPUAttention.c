@@ -114,7 +114,7 @@ static inline float expApprox(float x) {
   return x < -87.0f ? 0.0f : p * scale.f;
 }
 
-/* The columns of the head's third `part` (0 q, 1 k, 2 v). */
+/* One call's operands (qkv and the prefixes) and sizes. */
 typedef struct {
   const float *qkv;
   const float *prefixK, *prefixV;
@@ -123,10 +123,10 @@ typedef struct {
   float scale;
 } Shape;
 
-/* Rows [r0, r0 + n) of part `part` of head h of batch row b, times
-   `factor`, into the rows of `out` (kRows x pad; rows past n and columns
-   past dh zero). With `transposed`, into the columns of `out` (pad x
-   kRows) instead. */
+/* The first n rows of dh floats at `base`, `rowStride` apart (a head's q,
+   k or v in qkv, a prefix's keys or values, dout), times `factor`, into
+   the rows of `out` (kRows x pad; rows past n and columns past dh zero).
+   With `transposed`, into the columns of `out` (pad x kRows) instead. */
 static void loadRows(const Shape *s, const float *base, int64_t rowStride,
                      int64_t n, float factor, int transposed, float *out) {
   if (transposed)
@@ -214,17 +214,15 @@ typedef struct {
   int64_t next; /* atomically incremented */
   void (*run)(const Shape *, void *, int64_t task, float *scratch);
   size_t scratchFloats;
-  int failed;
 } Job;
 
 static void worker(void *data) {
   Job *j = (Job *)data;
   float *scratch = (float *)aligned_alloc(
       64, ((j->scratchFloats * sizeof(float) + 63) / 64) * 64);
-  if (!scratch) {
-    __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+  /* A thread without scratch leaves the tasks to the others. */
+  if (!scratch)
     return;
-  }
   for (;;) {
     int64_t t = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
     if (t >= j->tasks)
@@ -236,7 +234,7 @@ static void worker(void *data) {
 
 static void runTasks(Job *j) {
   GOMP_parallel(worker, j, 0, 0);
-  if (j->failed) {
+  if (__atomic_load_n(&j->next, __ATOMIC_RELAXED) < j->tasks) {
     fprintf(stderr, "mixrt: out of memory for the attention's tiles\n");
     abort();
   }
@@ -402,8 +400,7 @@ void mixrt_flash_attention(float *qkv, int64_t qkvOffset, float *prefixK,
                       prefix);
   ForwardArgs args = {out + outOffset, lse + lseOffset};
   Job job = {&s, &args,       batch * heads * ((seq + kRows - 1) / kRows),
-             0,  forwardTask, forwardScratch(&s),
-             0};
+             0,  forwardTask, forwardScratch(&s)};
   runTasks(&job);
   if (profiling == 1)
     record(0, &s, start);
@@ -538,8 +535,7 @@ void mixrt_flash_attention_grad(
                        dout + doutOffset,         dqkv + dqkvOffset,
                        dprefixK + dprefixKOffset, dprefixV + dprefixVOffset};
   Job job = {&s, &args,        (prefix ? streams : batch) * heads,
-             0,  backwardTask, backwardScratch(&s),
-             0};
+             0,  backwardTask, backwardScratch(&s)};
   runTasks(&job);
   if (profiling == 1)
     record(1, &s, start);
