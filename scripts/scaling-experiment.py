@@ -1630,7 +1630,10 @@ def explain(claim, words):
                         % (min(hws), max(hws), max(s.n for _, s in groups[CANNOT_TELL]))
                         if hws else " (fewer than two seeds: no interval)"))
     text = "; ".join(parts)
-    return text[:1].upper() + text[1:] + "."
+    # A sentence starts with a capital, but cMoLLM keeps its spelling.
+    if not text.startswith("cMoLLM"):
+        text = text[:1].upper() + text[1:]
+    return text + "."
 
 
 def write_report(st, fits, cl, conv, args, path, skipped, experiment, quick):
