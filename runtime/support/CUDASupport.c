@@ -470,8 +470,11 @@ static void printProfile(const char *title) {
   int64_t used = 0;
   for (int64_t i = 0; i < numKernelCounts; ++i)
     used += kernelCounts[i].launches > 0;
-  fprintf(
-      stderr,
+  /* The summary is one write, so that ranks sharing a stderr (mpirun)
+     cannot split it. */
+  char line[1024];
+  int len = snprintf(
+      line, sizeof line,
       "mixrt cuda profile: %s: %llu kernel launches (%lld kernels), "
       "%llu bytes read and %llu written, %.6g GFLOP of arithmetic "
       "and %.6g on the tensor cores (compiler's estimate); %llu "
@@ -490,11 +493,12 @@ static void printProfile(const char *title) {
       (unsigned long long)counts.copyBytes[1],
       (unsigned long long)counts.copies[2],
       (unsigned long long)counts.copyBytes[2]);
-  if (counts.graphLaunches)
-    fprintf(stderr, "; %llu CUDA graph launches (%llu of the above in them)",
-            (unsigned long long)counts.graphLaunches,
-            (unsigned long long)counts.graphNodes);
-  fputc('\n', stderr);
+  if (counts.graphLaunches && len > 0 && (size_t)len < sizeof line)
+    snprintf(line + len, sizeof line - (size_t)len,
+             "; %llu CUDA graph launches (%llu of the above in them)",
+             (unsigned long long)counts.graphLaunches,
+             (unsigned long long)counts.graphNodes);
+  fprintf(stderr, "%s\n", line);
   /* Sorted copies of the launched kernels' counts. */
   KernelCount *sorted =
       (KernelCount *)malloc(sizeof(KernelCount) * (size_t)(used ? used : 1));
