@@ -160,12 +160,8 @@ std::vector<Config> configs() {
   big.name = "bf16_dense_threaded";
   out.push_back(big);
   // Attention as products that round their operands too.
-  for (Config decomposed : {dense, ps}) {
-    decomposed.mixcFlags = "--attention decomposed";
-    decomposed.fusedAttention = false;
-    decomposed.name += "_decomposed";
-    out.push_back(decomposed);
-  }
+  for (const Config &c : {dense, ps})
+    out.push_back(mixtest::decomposedAttention(c));
   return out;
 }
 

@@ -46,6 +46,13 @@ Config threadedSize(Config c) {
   return c;
 }
 
+Config decomposedAttention(Config c) {
+  c.mixcFlags = "--attention decomposed";
+  c.fusedAttention = false;
+  c.name += "_decomposed";
+  return c;
+}
+
 Float32Params toFloat32(const Params &params, const Manifest &manifest) {
   Float32Params out;
   for (const ParamInfo &info : manifest.params) {

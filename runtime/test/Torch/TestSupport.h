@@ -40,6 +40,10 @@ protected:
 /// e.g. the (B,S,f) and (B,S,V) elementwise nests), on two threads.
 Config threadedSize(Config c);
 
+/// \p c compiled with mixc --attention decomposed (attention as products
+/// and a softmax over the whole score matrix), named "<name>_decomposed".
+Config decomposedAttention(Config c);
+
 /// \p params as float32 tensors in the manifest's order, and pointers to
 /// their data (the compiled entry points' parameters).
 struct Float32Params {

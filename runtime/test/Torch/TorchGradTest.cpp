@@ -194,12 +194,8 @@ std::vector<Config> configs() {
   longPrefix.batch = 2;
   longPrefix.name = "parascale_long_prefix";
   out.push_back(longPrefix);
-  for (Config decomposed : {causal, causalPrefix}) {
-    decomposed.mixcFlags = "--attention decomposed";
-    decomposed.fusedAttention = false;
-    decomposed.name += "_decomposed";
-    out.push_back(decomposed);
-  }
+  for (const Config &c : {causal, causalPrefix})
+    out.push_back(mixtest::decomposedAttention(c));
   return out;
 }
 
