@@ -25,6 +25,7 @@
 
 #include "Children.h"
 
+#include "DecodeBenchmark.h"
 #include "LayerBenchmark.h"
 #include "Machine.h"
 #include "Options.h"
@@ -125,6 +126,15 @@ int main(int argc, char **argv) {
     return 2;
   fs::path log = prepareWorkDirectory(o);
   RunInfo info = startRun(o);
+  if (o.decode) {
+    bool ok = true;
+    std::string md = "Measured " + info.date + " by `" + info.command +
+                     "`\n\n" + benchmarkDecode(o, ok);
+    std::cout << md;
+    std::ofstream(o.markdown) << md;
+    std::cerr << "mix-bench: tables written to " << o.markdown << "\n";
+    return ok ? 0 : 1;
+  }
   Runner runner(o, log);
   std::vector<Row> rows = benchmarkSteps(o, runner);
   LayerResults layer;

@@ -53,6 +53,12 @@ const char *kUsage =
                      each side reports its median round (default 1)
   --max-wait S       waiting at most S seconds for an idle machine first
                      (default 900; 0 with --quick)
+  --decode           instead: sampling tokens/s of the decode step (its
+                     key-value cache) against libtorch eager with a cache
+                     and against the whole forward a token, for the tiny
+                     example and GPT-2-small-size dense and cMoLLM (--only
+                     selects among tiny-dense, gpt2-small-dense,
+                     gpt2-small-cmollm-n4-simple)
 )";
 
 std::vector<std::string> splitList(const std::string &s) {
@@ -120,6 +126,8 @@ Options mixbench::parseOptions(int argc, char **argv) {
       o.only = value(i);
     else if (a == "--quick")
       o.quick = true;
+    else if (a == "--decode")
+      o.decode = true;
     else if (a == "--sizes") {
       o.sizes = splitList(value(i));
       sizesSet = true;

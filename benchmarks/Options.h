@@ -32,6 +32,8 @@ struct Options {
   std::vector<int> torchThreads = {1, 2}, blasThreads = {1, 2},
                    bf16Threads = {1, 2};
   bool quick = false, layer = true;
+  // --decode: the sampling benchmark (DecodeBenchmark.cpp) instead.
+  bool decode = false;
   // Interference: rows measured while other processes kept more than this
   // many cores busy are measured again once the machine is idle.
   double maxOtherLoad = 0.25;

@@ -24,9 +24,9 @@ namespace {
 class ModelBuilder {
 public:
   ModelBuilder(MLIRContext *ctx, const ModelSpec &spec, int64_t batch,
-               int64_t seq, int64_t streamShards)
+               int64_t seq, int64_t streamShards, int64_t decodeBatch)
       : b(ctx), loc(b.getUnknownLoc()), spec(spec), batch(batch), seq(seq),
-        streamShards(streamShards) {}
+        streamShards(streamShards), decodeBatch(decodeBatch) {}
 
   OwningOpRef<ModuleOp> build();
 
@@ -102,11 +102,38 @@ private:
   Value attention(Value a, const std::string &p);
   Value ffn(Value m, const std::string &p, Value &aux);
   Value cmollmFFN(Value m, const std::string &p, Value &aux);
+  Value contextMean(Value m);
+  /// The layers, the final norm and (ParaScale, AltUp) the streams'
+  /// combination: the embedded tokens \p x to the final hidden state, with
+  /// the balance losses of the layers that have one.
+  Value trunk(Value x, SmallVector<Value> &auxes);
+  /// The function's argument types: the parameters (this rank's part of
+  /// the stream-sharded ones), then \p extra.
+  SmallVector<Type> parameterTypes(ArrayRef<Type> extra);
+  /// Names \p fn's first arguments after the parameters (and marks the
+  /// sharded ones) and makes them the values param() returns.
+  void bindParameters(func::FuncOp fn);
+  void buildDecode();
+
+  /// The decode step's state: its values in decodeStateTable() order, read
+  /// (and replaced by their updates) in that order as the layers are
+  /// built. Null outside @decode.
+  struct DecodeState {
+    Value position;
+    SmallVector<Value> values;
+    unsigned next = 0;
+    /// The next state value; \p index receives its place, to update it.
+    Value take(unsigned &index) {
+      index = next;
+      return values[next++];
+    }
+  };
+  DecodeState *decode = nullptr;
 
   OpBuilder b;
   Location loc;
   const ModelSpec &spec;
-  int64_t batch, seq, streamShards;
+  int64_t batch, seq, streamShards, decodeBatch;
   llvm::StringMap<Value> params;
 };
 } // namespace
@@ -119,8 +146,22 @@ Value ModelBuilder::attention(Value a, const std::string &p) {
     pk = param(p + "attn.prefix_k");
     pv = param(p + "attn.prefix_v");
   }
-  Value o = AttentionOp::create(b, at(p + "attn"), f32(out), qkv, pk, pv,
-                                b.getI64IntegerAttr(spec.nHead));
+  Value o;
+  if (decode) {
+    // A decode step: the new position against the layer's cache.
+    unsigned k, v;
+    Value kCache = decode->take(k), vCache = decode->take(v);
+    auto step = CachedAttentionOp::create(
+        b, at(p + "attn"),
+        TypeRange{f32(out), kCache.getType(), vCache.getType()}, qkv, kCache,
+        vCache, decode->position, pk, pv, b.getI64IntegerAttr(spec.nHead));
+    decode->values[k] = step.getNewKCache();
+    decode->values[v] = step.getNewVCache();
+    o = step.getResult();
+  } else {
+    o = AttentionOp::create(b, at(p + "attn"), f32(out), qkv, pk, pv,
+                            b.getI64IntegerAttr(spec.nHead));
+  }
   return linear(o, p + "attn.c_proj");
 }
 
@@ -149,7 +190,7 @@ Value ModelBuilder::cmollmFFN(Value m, const std::string &p, Value &aux) {
                        Value(), Value(), nullptr);
     break;
   case Gating::ContextAware: {
-    Value c = PrefixMeanOp::create(b, loc, m);
+    Value c = contextMean(m);
     Value h = ReluOp::create(b, loc, linear(c, p + "mlp.ctx.fc1"));
     Value mod = SigmoidOp::create(b, loc, linear(h, p + "mlp.ctx.fc2"));
     g = GateOp::create(b, gl, gateType(false), GatingKind::context_aware,
@@ -160,7 +201,7 @@ Value ModelBuilder::cmollmFFN(Value m, const std::string &p, Value &aux) {
     break;
   }
   case Gating::Adaptive: {
-    Value c = PrefixMeanOp::create(b, loc, m);
+    Value c = contextMean(m);
     Value h = ReluOp::create(b, loc, linear(c, p + "mlp.adapt.fc1"));
     Value a = linear(h, p + "mlp.adapt.fc2");
     SmallVector<int64_t> one(lead);
@@ -217,6 +258,26 @@ Value ModelBuilder::cmollmFFN(Value m, const std::string &p, Value &aux) {
   return y;
 }
 
+/// The causal prefix mean of the gates' context; in a decode step, the
+/// running sum of the positions so far (the layer's state) times
+/// 1 / (position + 1), as the prefix mean's decomposition rounds it.
+Value ModelBuilder::contextMean(Value m) {
+  if (!decode)
+    return PrefixMeanOp::create(b, loc, m);
+  unsigned index;
+  Value sum = binary<AddOp>(decode->take(index), m);
+  decode->values[index] = sum;
+  SmallVector<float> inverse;
+  for (int64_t i = 1; i <= spec.nPositions; ++i)
+    inverse.push_back(1.0f / static_cast<float>(i));
+  auto table = f32({spec.nPositions, 1, 1});
+  Value inverses = arith::ConstantOp::create(
+      b, loc, table, DenseElementsAttr::get(table, ArrayRef<float>(inverse)));
+  Value scale = DynamicSliceOp::create(b, loc, f32({1, 1, 1}), inverses,
+                                       decode->position, 0);
+  return binary<MulOp>(sum, scale);
+}
+
 Value ModelBuilder::ffn(Value m, const std::string &p, Value &aux) {
   if (spec.arch == Arch::CMoLLM)
     return cmollmFFN(m, p, aux);
@@ -232,44 +293,33 @@ Value ModelBuilder::block(Value x, int64_t l, Value &aux) {
   return binary<AddOp>(x, ffn(m, p, aux));
 }
 
-OwningOpRef<ModuleOp> ModelBuilder::build() {
-  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-  b.setInsertionPointToEnd(module->getBody());
-
-  std::vector<ParamInfo> table = paramTable(spec);
+SmallVector<Type> ModelBuilder::parameterTypes(ArrayRef<Type> extra) {
   SmallVector<Type> inputs;
-  for (const ParamInfo &pi : table) {
+  for (const ParamInfo &pi : paramTable(spec)) {
     SmallVector<int64_t> s(pi.shape);
     if (pi.perStream)
       s[0] /= streamShards;
     inputs.push_back(f32(s));
   }
-  auto tokenType = RankedTensorType::get({batch, seq}, b.getI32Type());
-  inputs.push_back(tokenType);
-  inputs.push_back(tokenType);
-  Type scalar = f32({});
-  auto func = func::FuncOp::create(
-      b, loc, "forward", b.getFunctionType(inputs, {scalar, scalar, scalar}));
-  for (auto [i, pi] : llvm::enumerate(table)) {
-    func.setArgAttr(i, kParamNameAttr, b.getStringAttr(pi.name));
-    if (pi.perStream && streamShards > 1)
-      func.setArgAttr(i, kStreamShardsAttr, b.getI64IntegerAttr(streamShards));
-  }
-  func.setArgAttr(table.size(), kParamNameAttr, b.getStringAttr("tokens"));
-  func.setArgAttr(table.size() + 1, kParamNameAttr, b.getStringAttr("targets"));
-  Block *entry = func.addEntryBlock();
-  b.setInsertionPointToStart(entry);
-  for (auto [i, pi] : llvm::enumerate(table))
-    params[pi.name] = entry->getArgument(i);
-  Value tokens = entry->getArgument(table.size());
-  Value targets = entry->getArgument(table.size() + 1);
+  llvm::append_range(inputs, extra);
+  return inputs;
+}
 
-  int64_t d = spec.dModel;
-  Value x =
-      EmbeddingOp::create(b, at("embedding"), f32({batch, seq, d}), tokens,
-                          param("wte.weight"), param("wpe.weight"));
-  SmallVector<Value> auxes;
-  Value z;
+void ModelBuilder::bindParameters(func::FuncOp fn) {
+  std::vector<ParamInfo> table = paramTable(spec);
+  for (auto [i, pi] : llvm::enumerate(table)) {
+    fn.setArgAttr(i, kParamNameAttr, b.getStringAttr(pi.name));
+    if (pi.perStream && streamShards > 1)
+      fn.setArgAttr(i, kStreamShardsAttr, b.getI64IntegerAttr(streamShards));
+  }
+  params.clear();
+  for (auto [i, pi] : llvm::enumerate(table))
+    params[pi.name] = fn.getArgument(i);
+}
+
+Value ModelBuilder::trunk(Value x, SmallVector<Value> &auxes) {
+  ArrayRef<int64_t> xs0 = shape(x);
+  int64_t rows = xs0[0], len = xs0[1], d = spec.dModel;
   switch (spec.arch) {
   case Arch::Dense:
   case Arch::CMoLLM:
@@ -279,35 +329,32 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
       if (aux)
         auxes.push_back(aux);
     }
-    z = layerNorm(x, "ln_f");
-    break;
+    return layerNorm(x, "ln_f");
   case Arch::ParaScale: {
     int64_t np = spec.parascale.streams;
-    Value xs =
-        ReplicateStreamsOp::create(b, at("streams"), f32({np * batch, seq, d}),
-                                   x, b.getI64IntegerAttr(np));
+    Value xs = ReplicateStreamsOp::create(
+        b, at("streams"), f32({np * rows, len, d}), x, b.getI64IntegerAttr(np));
     for (int64_t l = 0; l < spec.nLayer; ++l) {
       Value unused;
       xs = block(xs, l, unused);
     }
     Value zs = layerNorm(xs, "ln_f");
-    z = AggregateStreamsOp::create(
-        b, at("agg"), f32({batch, seq, d}), zs, param("agg.fc1.weight"),
+    return AggregateStreamsOp::create(
+        b, at("agg"), f32({rows, len, d}), zs, param("agg.fc1.weight"),
         param("agg.fc1.bias"), param("agg.fc2.weight"), param("agg.fc2.bias"),
         b.getF64FloatAttr(spec.parascale.smoothing));
-    break;
   }
   case Arch::AltUp: {
     int64_t k = spec.altup.blocks;
     Value xs = ReplicateStreamsOp::create(
-        b, at("altup"), f32({k * batch, seq, d}), x, b.getI64IntegerAttr(k));
+        b, at("altup"), f32({k * rows, len, d}), x, b.getI64IntegerAttr(k));
     for (int64_t l = 0; l < spec.nLayer; ++l) {
       std::string p = llvm::formatv("h.{0}.", l).str();
       int64_t j = spec.altup.alternating ? l % k : 0;
       Value xhat = AltUpPredictOp::create(b, at(p + "altup"), xs.getType(), xs,
                                           param(p + "altup.predict"));
       Value active = SelectStreamOp::create(
-          b, at(p + "altup"), f32({batch, seq, d}), xs, b.getI64IntegerAttr(j),
+          b, at(p + "altup"), f32({rows, len, d}), xs, b.getI64IntegerAttr(j),
           b.getI64IntegerAttr(k));
       Value unused;
       Value xtil = block(active, l, unused);
@@ -315,12 +362,39 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
                                   param(p + "altup.correct"),
                                   b.getI64IntegerAttr(j));
     }
-    Value mean = MeanStreamsOp::create(b, at("altup"), f32({batch, seq, d}), xs,
+    Value mean = MeanStreamsOp::create(b, at("altup"), f32({rows, len, d}), xs,
                                        b.getI64IntegerAttr(k));
-    z = layerNorm(mean, "ln_f");
-    break;
+    return layerNorm(mean, "ln_f");
   }
   }
+  llvm_unreachable("unknown architecture");
+}
+
+OwningOpRef<ModuleOp> ModelBuilder::build() {
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+
+  size_t numParams = paramTable(spec).size();
+  auto tokenType = RankedTensorType::get({batch, seq}, b.getI32Type());
+  Type scalar = f32({});
+  auto func = func::FuncOp::create(
+      b, loc, "forward",
+      b.getFunctionType(parameterTypes({tokenType, tokenType}),
+                        {scalar, scalar, scalar}));
+  func.setArgAttr(numParams, kParamNameAttr, b.getStringAttr("tokens"));
+  func.setArgAttr(numParams + 1, kParamNameAttr, b.getStringAttr("targets"));
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  bindParameters(func);
+  Value tokens = entry->getArgument(numParams);
+  Value targets = entry->getArgument(numParams + 1);
+
+  int64_t d = spec.dModel;
+  Value x =
+      EmbeddingOp::create(b, at("embedding"), f32({batch, seq, d}), tokens,
+                          param("wte.weight"), param("wpe.weight"));
+  SmallVector<Value> auxes;
+  Value z = trunk(x, auxes);
   // Tied embeddings: logits = z wte^T.
   Value logits =
       LinearOp::create(b, at("lm_head"), f32({batch, seq, spec.vocabSize}), z,
@@ -351,15 +425,74 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   func::ReturnOp::create(b, loc, out);
   ret.erase();
   logitsFn.setType(b.getFunctionType(func.getArgumentTypes(), out.getType()));
+
+  if (decodeBatch > 0) {
+    b.setInsertionPointToEnd(module->getBody());
+    buildDecode();
+  }
   return module;
+}
+
+/// @decode(params..., tokens (Bd,1), position, state...) -> (logits (Bd,1,V),
+/// state...): one new token of each of Bd sequences at `position`, every
+/// earlier position's keys and values (and context sums) in the state. The
+/// updated state is written over the state arguments (mix.updates).
+void ModelBuilder::buildDecode() {
+  size_t numParams = paramTable(spec).size();
+  std::vector<DecodeStateInfo> table = decodeStateTable(spec, decodeBatch);
+  SmallVector<Type> extra{
+      RankedTensorType::get({decodeBatch, 1}, b.getI32Type()),
+      RankedTensorType::get({}, b.getI32Type())};
+  SmallVector<Type> stateTypes;
+  for (const DecodeStateInfo &s : table)
+    stateTypes.push_back(f32(s.shape));
+  llvm::append_range(extra, stateTypes);
+  auto logitsType = f32({decodeBatch, 1, spec.vocabSize});
+  SmallVector<Type> results{logitsType};
+  llvm::append_range(results, stateTypes);
+  auto fn = func::FuncOp::create(
+      b, loc, "decode", b.getFunctionType(parameterTypes(extra), results));
+  fn.setArgAttr(numParams, kParamNameAttr, b.getStringAttr("tokens"));
+  fn.setArgAttr(numParams + 1, kParamNameAttr, b.getStringAttr("position"));
+  for (auto [i, s] : llvm::enumerate(table)) {
+    unsigned arg = numParams + 2 + i;
+    fn.setArgAttr(arg, kParamNameAttr, b.getStringAttr(s.name));
+    fn.setResultAttr(1 + i, kUpdatesAttr, b.getI64IntegerAttr(arg));
+  }
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  bindParameters(fn);
+  DecodeState state;
+  state.position = entry->getArgument(numParams + 1);
+  for (size_t i = 0; i < table.size(); ++i)
+    state.values.push_back(entry->getArgument(numParams + 2 + i));
+  decode = &state;
+
+  int64_t d = spec.dModel;
+  Value wpe = DynamicSliceOp::create(b, at("embedding"), f32({1, d}),
+                                     param("wpe.weight"), state.position, 0);
+  Value x = EmbeddingOp::create(b, at("embedding"), f32({decodeBatch, 1, d}),
+                                entry->getArgument(numParams),
+                                param("wte.weight"), wpe);
+  SmallVector<Value> unused;
+  Value z = trunk(x, unused);
+  assert(state.next == state.values.size() && "decode state left unread");
+  Value logits = LinearOp::create(b, at("lm_head"), logitsType, z,
+                                  param("wte.weight"), Value());
+  SmallVector<Value> returned{logits};
+  llvm::append_range(returned, state.values);
+  func::ReturnOp::create(b, loc, returned);
+  decode = nullptr;
 }
 
 OwningOpRef<ModuleOp> mlir::mix::buildModel(MLIRContext *context,
                                             const ModelSpec &spec,
                                             int64_t batch, int64_t seq,
-                                            int64_t streamShards) {
+                                            int64_t streamShards,
+                                            int64_t decodeBatch) {
   assert((streamShards == 1 || (spec.arch == Arch::CMoLLM &&
                                 spec.cmollm.streams % streamShards == 0)) &&
          "stream shards must divide the cMoLLM streams");
-  return ModelBuilder(context, spec, batch, seq, streamShards).build();
+  return ModelBuilder(context, spec, batch, seq, streamShards, decodeBatch)
+      .build();
 }

@@ -126,3 +126,29 @@ std::vector<ParamInfo> TableBuilder::build() {
 std::vector<ParamInfo> mlir::mix::paramTable(const ModelSpec &spec) {
   return TableBuilder(spec).build();
 }
+
+int64_t DecodeStateInfo::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+std::vector<DecodeStateInfo> mlir::mix::decodeStateTable(const ModelSpec &spec,
+                                                         int64_t batch) {
+  int64_t rows =
+      spec.arch == Arch::ParaScale ? spec.parascale.streams * batch : batch;
+  int64_t dh = spec.dModel / spec.nHead;
+  bool context = spec.arch == Arch::CMoLLM &&
+                 (spec.cmollm.gating == Gating::ContextAware ||
+                  spec.cmollm.gating == Gating::Adaptive);
+  std::vector<DecodeStateInfo> table;
+  for (int64_t l = 0; l < spec.nLayer; ++l) {
+    std::string p = "h." + std::to_string(l) + ".";
+    for (const char *what : {"attn.k_cache", "attn.v_cache"})
+      table.push_back({p + what, {rows, spec.nHead, spec.nPositions, dh}});
+    if (context)
+      table.push_back({p + "mlp.context_sum", {batch, 1, spec.dModel}});
+  }
+  return table;
+}

@@ -14,6 +14,7 @@
 
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -24,7 +25,7 @@ bool interp::isShapeOp(Operation *op) {
   return isa<arith::ConstantOp, ReshapeOp, tensor::CollapseShapeOp,
              tensor::ExpandShapeOp, TransposeOp, SliceOp, PadOp, ConcatOp,
              BroadcastOp, ReduceSumOp, ReduceMaxOp, CumsumOp, PrefixMeanOp,
-             CausalMaskOp>(op);
+             CausalMaskOp, DynamicSliceOp, DynamicUpdateSliceOp>(op);
 }
 
 /// A dense float tensor constant (splat or not), in double.
@@ -120,6 +121,34 @@ static FailureOr<RefTensor> slice(SliceOp op, ArrayRef<int64_t> shape,
                                   const KernelArgs &args) {
   RefTensor big = args[0], r = RefTensor::zeros(shape);
   if (failed(copyRange(big, r, op.getDim(), op.getOffset(), false, args)))
+    return failure();
+  return r;
+}
+
+/// The value of a 0-d position operand, which must be an integer.
+static FailureOr<int64_t> position(const RefTensor &t, const KernelArgs &args) {
+  if (t.numel() != 1 || t.data[0] != std::floor(t.data[0]))
+    return args.fail("a position must be one integer");
+  return static_cast<int64_t>(t.data[0]);
+}
+
+static FailureOr<RefTensor> dynamicSlice(DynamicSliceOp op,
+                                         ArrayRef<int64_t> shape,
+                                         const KernelArgs &args) {
+  RefTensor big = args[0], r = RefTensor::zeros(shape);
+  FailureOr<int64_t> offset = position(args[1], args);
+  if (failed(offset) ||
+      failed(copyRange(big, r, op.getDim(), *offset, false, args)))
+    return failure();
+  return r;
+}
+
+static FailureOr<RefTensor> dynamicUpdateSlice(DynamicUpdateSliceOp op,
+                                               const KernelArgs &args) {
+  RefTensor r = args[0], small = args[1];
+  FailureOr<int64_t> offset = position(args[2], args);
+  if (failed(offset) ||
+      failed(copyRange(r, small, op.getDim(), *offset, true, args)))
     return failure();
   return r;
 }
@@ -232,6 +261,20 @@ static FailureOr<RefTensor> runningSum(int64_t dim, bool reverse, bool mean,
 static FailureOr<RefTensor> causalMask(CausalMaskOp op, ArrayRef<int64_t> shape,
                                        const KernelArgs &args) {
   int64_t prefix = op.getPrefix();
+  if (op.getPosition()) {
+    // Query i is position `position + i`; keys past it are masked.
+    FailureOr<int64_t> at = position(args[0], args);
+    if (failed(at))
+      return failure();
+    if (shape.size() != 2 || shape[1] < shape[0] + prefix)
+      return args.fail("the result must be (Q, prefix + K), not " +
+                       shapeStr(shape));
+    RefTensor r = RefTensor::zeros(shape);
+    for (int64_t i = 0; i < shape[0]; ++i)
+      for (int64_t j = prefix + *at + i + 1; j < shape[1]; ++j)
+        r.data[i * shape[1] + j] = -std::numeric_limits<double>::infinity();
+    return r;
+  }
   if (shape.size() != 2 || shape[1] != shape[0] + prefix)
     return args.fail("the result must be (S, prefix + S), not " +
                      shapeStr(shape));
@@ -268,6 +311,8 @@ FailureOr<RefTensor> interp::computeShapeOp(Operation *op,
         return runningSum(1, false, true, args);
       })
       .Case([&](CausalMaskOp m) { return causalMask(m, shape, args); })
+      .Case([&](DynamicSliceOp d) { return dynamicSlice(d, shape, args); })
+      .Case([&](DynamicUpdateSliceOp d) { return dynamicUpdateSlice(d, args); })
       .Default(
           [&](Operation *) { return args.fail("not a data-movement op"); });
 }

@@ -92,6 +92,28 @@ llvm::json::Value mlir::mix::manifestJSON(const PackageContents &c) {
                                     "1 - beta2^t]"},
                          {"outputs", "grad_norm"},
                          {"updates", "params, m, v, in place"}}}};
+    if (c.decodeBatch > 0) {
+      // mix_decode: the parameters, tokens (Bd, 1), the position, the
+      // state; then the logits (Bd, 1, V). The state is written over.
+      Array state;
+      int64_t bytes = 0;
+      for (const DecodeStateInfo &s : decodeStateTable(c.spec, c.decodeBatch)) {
+        Array shape;
+        for (int64_t d : s.shape)
+          shape.push_back(d);
+        state.push_back(Object{{"name", s.name}, {"shape", std::move(shape)}});
+        bytes += s.numElements() * int64_t(sizeof(float));
+      }
+      (*manifest["entries"].getAsObject())["decode"] =
+          Object{{"symbol", MIX_DECODE_SYMBOL},
+                 {"batch", c.decodeBatch},
+                 {"positions", c.spec.nPositions},
+                 {"inputs", "params, tokens (batch, 1), position, state"},
+                 {"outputs", Array{"logits"}},
+                 {"updates", "state, in place"},
+                 {"state", std::move(state)},
+                 {"state_bytes", bytes}};
+    }
     for (const auto &[name, args] : c.entryArgs) {
       Object *entry = manifest["entries"].getAsObject()->getObject(name);
       if (!entry)

@@ -107,7 +107,9 @@ void mlir::mix::buildMixLowerToLinalgPipeline(
     OpPassManager &pm, const TrainingPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(createMixDropParameterAttrsPass());
   // Declares the collectives' runtime functions in the module.
-  pm.addPass(createConvertMixToLinalgPass());
+  ConvertMixToLinalgPassOptions lowering;
+  lowering.positionsOnDevice = options.positionsOnDevice;
+  pm.addPass(createConvertMixToLinalgPass(lowering));
   OpPassManager &func = pm.nest<func::FuncOp>();
   func.addPass(createCanonicalizerPass());
   func.addPass(createCSEPass());
@@ -347,6 +349,11 @@ struct TrainingCLOptions : PassPipelineOptions<TrainingCLOptions> {
       llvm::cl::desc("Keep attention whole as mix.flash_attention (mixc "
                      "--attention fused, the default on every target)"),
       llvm::cl::init(false)};
+  Option<bool> positionsOnDevice{
+      *this, "positions-on-device",
+      llvm::cl::desc("Read a decode step's position only inside loop nests "
+                     "(mixc --target cuda)"),
+      llvm::cl::init(false)};
 };
 
 struct CPUCodegenCLOptions : PassPipelineOptions<CPUCodegenCLOptions> {
@@ -401,6 +408,7 @@ void mlir::mix::registerMixPipelines() {
         options.bf16Matmuls = cl.bf16Matmuls;
         options.fuseOps = cl.fuseOps;
         options.fuseAttention = cl.fuseAttention;
+        options.positionsOnDevice = cl.positionsOnDevice;
         buildMixTrainingPipeline(pm, options);
       });
   PassPipelineRegistration<CPUCodegenCLOptions>(

@@ -98,7 +98,9 @@ struct Analysis {
       return a && b ? std::min(*a, *b) : a ? a : b;
     };
     if (auto mask = dyn_cast<CausalMaskOp>(op)) {
-      set(negInfAbove, mask.getPrefix());
+      // A mask at a run-time position has no band known here.
+      if (!mask.getPosition())
+        set(negInfAbove, mask.getPrefix());
       return;
     }
     // Views that keep the last two dimensions keep both facts.

@@ -90,6 +90,27 @@ func.func @causal_mask() -> tensor<3x5xf32> {
 
 // -----
 
+// At a run-time position: query i is position pos + i, so key j is
+// visible when j < P + i + 1 + pos; the keys past it (the cache's unwritten
+// positions) are -inf. The position is read inside the loop nest (a
+// device's kernel reads it there); with one query, i folds to 0.
+// CHECK-LABEL: func.func @causal_mask_at
+// CHECK-SAME:    (%[[POS:.*]]: tensor<i32>)
+// CHECK-DAG:     %[[P1:.*]] = arith.constant 3 : index
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<1x10xf32>)
+// CHECK:           %[[J:.*]] = linalg.index 1 : index
+// CHECK-NEXT:      %[[P:.*]] = tensor.extract %[[POS]][] : tensor<i32>
+// CHECK-NEXT:      %[[AT:.*]] = arith.index_cast %[[P]] : i32 to index
+// CHECK-NEXT:      %[[LIM:.*]] = arith.addi %[[AT]], %[[P1]] : index
+// CHECK-NEXT:      %[[VIS:.*]] = arith.cmpi slt, %[[J]], %[[LIM]] : index
+// CHECK-NEXT:      arith.select %[[VIS]]
+func.func @causal_mask_at(%pos: tensor<i32>) -> tensor<1x10xf32> {
+  %m = mix.causal_mask prefix 2 at %pos : tensor<1x10xf32>
+  return %m : tensor<1x10xf32>
+}
+
+// -----
+
 // scatter_add: the ids flattened to the T = 6 tokens and the updates to
 // (T, d); for each token t and column j, out[ids[t], j] += updates[t, j],
 // into zeros, in order (repeated ids accumulate).

@@ -173,6 +173,58 @@ func.func @attention(%qkv: tensor<1x3x12xf32>) -> tensor<1x3x4xf32> {
 
 // -----
 
+// A decode step's attention, d = 4 in 2 heads, a cache of K = 6
+// positions: the new k and v (heads of one position, (B, h, 1, dh)) are
+// written into the caches at the position, the query attends to every
+// cached position with those after it masked (the mask's row at the
+// position, (1, K)), and the updated caches are the op's other results.
+// CHECK-LABEL: func.func @cached_attention
+// CHECK-SAME:    (%[[QKV:.*]]: tensor<1x1x12xf32>, %[[KC:.*]]: tensor<1x2x6x2xf32>, %[[VC:.*]]: tensor<1x2x6x2xf32>, %[[POS:.*]]: tensor<i32>)
+// CHECK-NEXT:    mix.slice %[[QKV]] dim 2 offset 0
+// CHECK-NEXT:    mix.reshape
+// CHECK-NEXT:    %[[Q:.*]] = mix.transpose
+// CHECK-NEXT:    mix.slice %[[QKV]] dim 2 offset 4
+// CHECK-NEXT:    mix.reshape
+// CHECK-NEXT:    %[[K:.*]] = mix.transpose {{.*}} -> tensor<1x2x1x2xf32>
+// CHECK-NEXT:    %[[KC2:.*]] = mix.dynamic_update_slice %[[KC]], %[[K]][%[[POS]]] dim 2 : (tensor<1x2x6x2xf32>, tensor<1x2x1x2xf32>, tensor<i32>) -> tensor<1x2x6x2xf32>
+// CHECK-NEXT:    mix.slice %[[QKV]] dim 2 offset 8
+// CHECK-NEXT:    mix.reshape
+// CHECK-NEXT:    %[[V:.*]] = mix.transpose
+// CHECK-NEXT:    %[[VC2:.*]] = mix.dynamic_update_slice %[[VC]], %[[V]][%[[POS]]] dim 2
+// CHECK-NEXT:    %[[QK:.*]] = mix.matmul %[[Q]], %[[KC2]] transpose_rhs : (tensor<1x2x1x2xf32>, tensor<1x2x6x2xf32>) -> tensor<1x2x1x6xf32>
+// CHECK-NEXT:    arith.constant dense<0.707106769>
+// CHECK-NEXT:    %[[S:.*]] = mix.mul %[[QK]]
+// CHECK-NEXT:    %[[M:.*]] = mix.causal_mask prefix 0 at %[[POS]] : tensor<1x6xf32>
+// CHECK-NEXT:    %[[M4:.*]] = mix.reshape %[[M]] : tensor<1x6xf32> -> tensor<1x1x1x6xf32>
+// CHECK-NEXT:    mix.add %[[S]], %[[M4]]
+// CHECK:         %[[P:.*]] = mix.div
+// CHECK-NEXT:    %[[O:.*]] = mix.matmul %[[P]], %[[VC2]] : (tensor<1x2x1x6xf32>, tensor<1x2x6x2xf32>) -> tensor<1x2x1x2xf32>
+// CHECK-NEXT:    mix.transpose %[[O]] [0, 2, 1, 3]
+// CHECK-NEXT:    %[[R:.*]] = mix.reshape {{.*}} -> tensor<1x1x4xf32>
+// CHECK-NEXT:    return %[[R]], %[[KC2]], %[[VC2]]
+func.func @cached_attention(%qkv: tensor<1x1x12xf32>, %k: tensor<1x2x6x2xf32>, %v: tensor<1x2x6x2xf32>, %pos: tensor<i32>) -> (tensor<1x1x4xf32>, tensor<1x2x6x2xf32>, tensor<1x2x6x2xf32>) {
+  %o:3 = mix.cached_attention %qkv, %k, %v at %pos heads 2 : (tensor<1x1x12xf32>, tensor<1x2x6x2xf32>, tensor<1x2x6x2xf32>, tensor<i32>) -> (tensor<1x1x4xf32>, tensor<1x2x6x2xf32>, tensor<1x2x6x2xf32>)
+  return %o#0, %o#1, %o#2 : tensor<1x1x4xf32>, tensor<1x2x6x2xf32>, tensor<1x2x6x2xf32>
+}
+
+// -----
+
+// With ParaScale prefixes, the cached keys and values go after each row's
+// stream prefix, and the mask's row leaves the prefix's columns visible.
+// CHECK-LABEL: func.func @cached_attention_prefix
+// CHECK:         %[[KC2:.*]] = mix.dynamic_update_slice
+// CHECK:         %[[VC2:.*]] = mix.dynamic_update_slice
+// CHECK:         mix.concat %{{.*}}, %[[KC2]] dim 2 : (tensor<2x2x3x2xf32>, tensor<2x2x6x2xf32>) -> tensor<2x2x9x2xf32>
+// CHECK:         mix.concat %{{.*}}, %[[VC2]] dim 2
+// CHECK:         mix.causal_mask prefix 3 at %{{.*}} : tensor<1x9xf32>
+// CHECK:         return %{{.*}}, %[[KC2]], %[[VC2]]
+func.func @cached_attention_prefix(%qkv: tensor<2x1x12xf32>, %k: tensor<2x2x6x2xf32>, %v: tensor<2x2x6x2xf32>, %pos: tensor<i32>, %pk: tensor<2x2x3x2xf32>, %pv: tensor<2x2x3x2xf32>) -> (tensor<2x1x4xf32>, tensor<2x2x6x2xf32>, tensor<2x2x6x2xf32>) {
+  %o:3 = mix.cached_attention %qkv, %k, %v at %pos prefix(%pk, %pv) heads 2 : (tensor<2x1x12xf32>, tensor<2x2x6x2xf32>, tensor<2x2x6x2xf32>, tensor<i32>, tensor<2x2x3x2xf32>, tensor<2x2x3x2xf32>) -> (tensor<2x1x4xf32>, tensor<2x2x6x2xf32>, tensor<2x2x6x2xf32>)
+  return %o#0, %o#1, %o#2 : tensor<2x1x4xf32>, tensor<2x2x6x2xf32>, tensor<2x2x6x2xf32>
+}
+
+// -----
+
 // Attention with ParaScale prefixes: P = 2 streams of B0 = 1 row, 2
 // prefix positions. Row p of the batch reads stream p's prefix keys and
 // values (reshaped to (P, 1, h, Tp, dh) and broadcast over B0), which go in

@@ -144,6 +144,13 @@ static cl::opt<int64_t>
                           "parallelism): run the package with mpirun -np R"),
                  cl::value_desc("R"), cl::init(1), cl::cat(category));
 
+static cl::opt<int64_t> decodeBatch(
+    "decode-batch",
+    cl::desc("Sequences one call of the decode step advances (the @decode "
+             "entry point with a key-value cache that mix-run generate "
+             "samples with; default 1, 0 for none)"),
+    cl::value_desc("N"), cl::init(1), cl::cat(category));
+
 static cl::opt<bool> printLocations(
     "print-locations",
     cl::desc("With --emit: print each operation's location, the part of "
@@ -214,7 +221,9 @@ static llvm::Error writeFile(const llvm::Twine &path, llvm::StringRef text) {
 static std::map<std::string, PackageContents::EntryArgs>
 countEntryInputs(ModuleOp module) {
   std::map<std::string, PackageContents::EntryArgs> entryArgs;
-  for (const std::string &name : getPackageEntryPoints())
+  std::vector<std::string> names = getPackageEntryPoints();
+  names.push_back("decode");
+  for (const std::string &name : names)
     if (auto fn = module.lookupSymbol<func::FuncOp>(name)) {
       PackageContents::EntryArgs &args = entryArgs[name];
       args.numInputs = fn.getNumArguments();
@@ -324,9 +333,9 @@ static int compile(int argc, char **argv) {
                   "' is IR: mixc compiles it to an --emit stage only (a "
                   "package needs the model spec, MODEL.json)");
     if (batch.getNumOccurrences() || seq.getNumOccurrences() ||
-        streamShards.getNumOccurrences())
-      return fail("--batch, --seq and --stream-shards are the spec's; IR "
-                  "input has its shapes");
+        streamShards.getNumOccurrences() || decodeBatch.getNumOccurrences())
+      return fail("--batch, --seq, --stream-shards and --decode-batch are the "
+                  "spec's; IR input has its shapes");
     if (llvm::Error e = checkNesting((*buffer)->getBuffer(), inputFile))
       return fail(llvm::toString(std::move(e)));
   } else {
@@ -360,6 +369,9 @@ static int compile(int argc, char **argv) {
   if (emulate && emit == Stage::PTX)
     return fail("--emulate compiles the kernels for the host: there is no "
                 "PTX (--emit=gpu or --emit=llvm show them)");
+  if (decodeBatch < 0 || decodeBatch > 4096)
+    return fail("--decode-batch must be between 0 and 4096, got " +
+                llvm::Twine(decodeBatch));
   if (streamShards < 1)
     return fail("--stream-shards must be at least 1, got " +
                 llvm::Twine(streamShards));
@@ -431,7 +443,7 @@ static int compile(int argc, char **argv) {
     if (!module)
       return fail("cannot parse '" + inputFile + "' as MLIR");
   } else {
-    module = buildModel(&context, *spec, batch, seq, streamShards);
+    module = buildModel(&context, *spec, batch, seq, streamShards, decodeBatch);
   }
   buildTimer.stop();
   if (failed(verify(*module)))
@@ -463,6 +475,7 @@ static int compile(int argc, char **argv) {
   training.bf16Matmuls = precision == Precision::BF16 && target != Target::CUDA;
   training.fuseOps = target == Target::CUDA;
   training.fuseAttention = attentionMode == AttentionMode::Fused;
+  training.positionsOnDevice = target == Target::CUDA;
   if (failed(phase("decompose", [&](OpPassManager &pm) {
         buildMixDecomposePipeline(pm, training);
       })))
@@ -536,6 +549,7 @@ static int compile(int argc, char **argv) {
                            seq,     target == Target::CUDA ? "cuda" : "cpu",
                            *proved, "model.so"};
   contents.adamw = *adamw;
+  contents.decodeBatch = decodeBatch;
   if (target == Target::CUDA) {
     contents.emulated = emulate;
     contents.entryArgs = std::move(entryArgs);

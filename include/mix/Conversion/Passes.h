@@ -37,8 +37,10 @@ inline constexpr llvm::StringLiteral kCommAllReduce =
     MIX_COMM_ALL_REDUCE_SYMBOL;
 
 /// Patterns lowering the primitive mix ops to linalg, tensor, arith, math
-/// and scf on tensors.
-void populateMixToLinalgPatterns(RewritePatternSet &patterns);
+/// and scf on tensors; \p positionsOnDevice as the pass's
+/// positions-on-device option says.
+void populateMixToLinalgPatterns(RewritePatternSet &patterns,
+                                 bool positionsOnDevice = false);
 
 } // namespace mix
 } // namespace mlir

@@ -19,7 +19,21 @@ def ConvertMixToLinalgPass : Pass<"convert-mix-to-linalg"> {
     `linalg.generic` with `tensor.extract`, and the sequential ones
     (scatter-add, cumsum) `scf.for` loops on tensors. Model-level ops must
     have been decomposed first (`mix-decompose`).
+
+    The ops at a run-time position (a decode step's `dynamic_slice`,
+    `dynamic_update_slice` and `causal_mask at`) read the position, a 0-d
+    tensor, where `positions-on-device` says: by default the host code
+    reads it for the slices' offsets (views, and an insertion of the new
+    row that bufferizes in place); with the option it is read only inside
+    loop nests, as a target whose arguments live in device memory needs
+    (the CUDA target): a slice is gathered, and an update becomes a select
+    over the whole tensor.
   }];
+  let options = [
+    Option<"positionsOnDevice", "positions-on-device", "bool", "false",
+           "Read run-time positions only inside loop nests (a device's "
+           "kernels), never in host code">
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",

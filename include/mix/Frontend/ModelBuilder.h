@@ -25,9 +25,16 @@ namespace mix {
 /// \p streamShards > 1 (cMoLLM only, dividing the streams), each rank holds
 /// 1/streamShards of every layer's stream kernels: it computes its streams'
 /// share of the mixture, and `mix.all_reduce` sums the shares.
+///
+/// With \p decodeBatch > 0, also `@decode(params..., tokens (Bd,1),
+/// position, state...) -> (logits (Bd,1,V), state...)`: one new token of
+/// each of Bd = decodeBatch sequences at `position` (a 0-d i32), given the
+/// state of the earlier positions (decodeStateTable order), which each
+/// returned state value updates in place (mix.updates).
 OwningOpRef<ModuleOp> buildModel(MLIRContext *context, const ModelSpec &spec,
                                  int64_t batch, int64_t seq,
-                                 int64_t streamShards = 1);
+                                 int64_t streamShards = 1,
+                                 int64_t decodeBatch = 0);
 
 } // namespace mix
 } // namespace mlir

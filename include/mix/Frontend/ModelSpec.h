@@ -97,6 +97,23 @@ struct ParamInfo {
 /// Every parameter of the model, in the order the compiled code takes them.
 std::vector<ParamInfo> paramTable(const ModelSpec &spec);
 
+/// One buffer of the state a decode step carries from one position to the
+/// next (docs/decoding.md): a layer's cached keys or values, or the running
+/// sum of a context gate's prefix mean.
+struct DecodeStateInfo {
+  std::string name;
+  llvm::SmallVector<int64_t> shape;
+  int64_t numElements() const;
+};
+
+/// The decode state of \p batch sequences, in the order @decode takes it:
+/// per layer `h.L.attn.k_cache` and `h.L.attn.v_cache`, (rows, n_head,
+/// n_positions, d/n_head) with rows = batch (ParaScale: streams * batch,
+/// stream-major), then for context_aware and adaptive gating
+/// `h.L.mlp.context_sum`, (batch, 1, d).
+std::vector<DecodeStateInfo> decodeStateTable(const ModelSpec &spec,
+                                              int64_t batch);
+
 } // namespace mix
 } // namespace mlir
 

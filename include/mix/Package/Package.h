@@ -60,6 +60,10 @@ struct PackageContents {
   /// A cuda package whose kernels run on the CUDA emulator, on the CPU
   /// (mixc --emulate): recorded as `"emulated": true`.
   bool emulated = false;
+  /// The sequences one call of @decode advances (mixc --decode-batch); 0
+  /// when the package has no decode step. Recorded, with the state's
+  /// buffers (decodeStateTable), as entries.decode.
+  int64_t decodeBatch = 0;
 };
 
 /// The manifest of a package, as JSON.

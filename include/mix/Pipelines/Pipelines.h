@@ -42,6 +42,10 @@ struct TrainingPipelineOptions {
   /// Keep attention whole (mix-fuse-attention) without the rest of
   /// fuseOps: the CPU target's fused attention (mix-attention-calls).
   bool fuseAttention = false;
+  /// Read a decode step's position only inside loop nests
+  /// (convert-mix-to-linalg{positions-on-device}): for a target whose
+  /// arguments live in device memory (the CUDA target).
+  bool positionsOnDevice = false;
 };
 
 /// Proves and applies the mixture rewrites, then chooses mixing orders.

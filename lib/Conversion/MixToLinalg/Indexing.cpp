@@ -164,6 +164,11 @@ struct CausalMaskPattern : OpRewritePattern<CausalMaskOp> {
           // Key j is visible to query i when j < prefix + i + 1.
           Value limit = arith::AddIOp::create(
               b, l, i, arith::ConstantIndexOp::create(b, l, prefix + 1));
+          // At a run-time position, query i is position `position + i`;
+          // read inside the loop nest, where a device's kernel reads it.
+          if (Value position = op.getPosition())
+            limit = arith::AddIOp::create(b, l, limit,
+                                          readPosition(b, l, position));
           Value visible =
               arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, j, limit);
           Type f32 = out.getElementType();

@@ -54,6 +54,9 @@ Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
 /// of elements, through tensor.collapse_shape / tensor.expand_shape.
 Value reshape(OpBuilder &b, Location loc, Value v, RankedTensorType type);
 
+/// The value of a 0-d i32 position tensor, as an index.
+Value readPosition(OpBuilder &b, Location loc, Value position);
+
 /// Offsets, sizes and strides selecting a part of shape `small` that starts
 /// at `offset` along dimension `dim` and at 0 along the others.
 struct SliceParams {
@@ -71,6 +74,11 @@ void populateStructuredPatterns(RewritePatternSet &patterns);
 void populateShapePatterns(RewritePatternSet &patterns);
 void populateIndexingPatterns(RewritePatternSet &patterns);
 void populateCollectivePatterns(RewritePatternSet &patterns);
+/// The ops at a run-time position (a decode step's): with
+/// \p positionsOnDevice, the position is read only inside the loop nests,
+/// where a device's kernels read it, never by the host code.
+void populatePositionPatterns(RewritePatternSet &patterns,
+                              bool positionsOnDevice);
 
 /// Declares the support code's collective functions (kCommRank,
 /// kCommAllReduce) in \p module, where they are not yet.

@@ -23,7 +23,9 @@ namespace mix {
 using namespace mlir;
 using namespace mlir::mix;
 
-void mlir::mix::populateMixToLinalgPatterns(RewritePatternSet &patterns) {
+void mlir::mix::populateMixToLinalgPatterns(RewritePatternSet &patterns,
+                                            bool positionsOnDevice) {
+  lowering::populatePositionPatterns(patterns, positionsOnDevice);
   lowering::populateElementwisePatterns(patterns);
   lowering::populateStructuredPatterns(patterns);
   lowering::populateShapePatterns(patterns);
@@ -34,6 +36,8 @@ void mlir::mix::populateMixToLinalgPatterns(RewritePatternSet &patterns) {
 namespace {
 struct ConvertMixToLinalgPass
     : mix::impl::ConvertMixToLinalgPassBase<ConvertMixToLinalgPass> {
+  using ConvertMixToLinalgPassBase::ConvertMixToLinalgPassBase;
+
   void runOnOperation() override {
     bool collectives = false;
     getOperation()->walk([&](Operation *op) {
@@ -66,7 +70,7 @@ struct ConvertMixToLinalgPass
         [](ConcatOp op) { return lowering::isInnerConcat(op); });
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(&getContext());
-    populateMixToLinalgPatterns(patterns);
+    populateMixToLinalgPatterns(patterns, positionsOnDevice);
     {
       // The framework names the op it could not legalize; say why.
       ScopedDiagnosticHandler hint(&getContext(), [](Diagnostic &diag) {

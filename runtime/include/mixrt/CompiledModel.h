@@ -51,6 +51,20 @@ public:
   void logits(const std::vector<const float *> &params, const int32_t *tokens,
               float *out) const;
 
+  /// Whether the package has a decode step (Manifest::decode): mixc
+  /// compiles one unless --decode-batch 0.
+  bool hasDecode() const { return decodeEntry != nullptr; }
+
+  /// One decode step: given one new token of each of the decode batch's
+  /// sequences (Manifest::decode->batch ids), all at \p position, and the
+  /// state of the positions before it (Manifest::decode->state, zeros
+  /// before position 0), writes the next-token logits (batch * vocab
+  /// floats) and updates the state in place. The caller keeps \p position
+  /// below Manifest::decode->positions.
+  void decode(const std::vector<const float *> &params, const int32_t *tokens,
+              int32_t position, const std::vector<float *> &state,
+              float *logits) const;
+
   /// The compiled update (docs/models.md §7): clips the gradients by their global
   /// norm, then takes one AdamW step, writing the new parameters and
   /// moments over \p params, \p m and \p v. \p hyper is [lr, 1 - beta1^t,
@@ -177,7 +191,7 @@ private:
   int ncclRanks = 0;
   void *handle = nullptr;
   Entry forwardEntry = nullptr, gradEntry = nullptr, adamwEntry = nullptr,
-        logitsEntry = nullptr;
+        logitsEntry = nullptr, decodeEntry = nullptr;
   /// The device side of a cuda package (null for cpu packages).
   struct Device;
   std::unique_ptr<Device> device;

@@ -97,6 +97,20 @@ struct Manifest {
     std::vector<size_t> updated;
   };
   std::map<std::string, EntryArgs> entryArgs;
+  /// The decode step (entries.decode), when the package has one: the
+  /// sequences a call advances, the positions its state holds (the spec's
+  /// n_positions), and the state's buffers in the order mix_decode takes
+  /// them, each float32 of the given shape.
+  struct Decode {
+    int64_t batch = 0, positions = 0;
+    struct State {
+      std::string name;
+      std::vector<int64_t> shape;
+      size_t numElements = 0;
+    };
+    std::vector<State> state;
+  };
+  std::optional<Decode> decode;
 };
 
 /// Parses and validates manifest \p text; \p manifestPath names it in

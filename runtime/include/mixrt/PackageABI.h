@@ -34,6 +34,7 @@ extern "C" {
 #define MIX_GRAD_SYMBOL "mix_grad"
 #define MIX_ADAMW_SYMBOL "mix_adamw"
 #define MIX_LOGITS_SYMBOL "mix_logits"
+#define MIX_DECODE_SYMBOL "mix_decode"
 typedef void (*mix_entry_point_fn)(void **args);
 
 /* The arguments of each entry point, for a model of N parameters (in the
@@ -44,7 +45,11 @@ typedef void (*mix_entry_point_fn)(void **args);
  *   mix_logits: as mix_forward's inputs, then the logits (B, S, V);
  *   mix_adamw: the N parameters, N gradients, N first and N second moments,
  *     hyper ([lr, 1 - beta1^t, 1 - beta2^t]), then the gradient norm; the
- *     parameters and moments are written over in place. */
+ *     parameters and moments are written over in place;
+ *   mix_decode (optional: entries.decode in the manifest): the N
+ *     parameters, the tokens (int32, (Bd, 1)), the position (one int32),
+ *     the decode state (entries.decode.state, float32), then the logits
+ *     (Bd, 1, V); the state is written over in place. */
 #define MIX_NUM_BATCH_INPUTS 2
 #define MIX_NUM_LOSS_OUTPUTS 3
 

@@ -84,15 +84,29 @@ struct GenerateOptions {
   double temperature = 0.8;
   /// Sample among the k most likely tokens; 0 means all.
   int64_t topK = 40;
+  /// Continuation c draws from its own generator, seeded with seed + c.
   uint64_t seed = 0;
+  /// How many continuations of the prompt to sample.
+  int64_t continuations = 1;
+  /// How the next-token logits are computed.
+  enum class Method {
+    /// The compiled decode step with its key-value cache (when the package
+    /// has one, else Full): one position a call, a context of up to
+    /// n_positions tokens; when it is full, the cache is refilled from its
+    /// last n_positions / 2 tokens.
+    Cache,
+    /// The whole training-shaped forward (@logits) over the last `seq`
+    /// tokens, for every sampled token.
+    Full,
+  } method = Method::Cache;
 };
 
-/// Samples `options.tokens` tokens after `context`.
-std::vector<TokenId> generate(const CompiledModel &model,
-                              const Manifest &manifest,
-                              const std::vector<const float *> &params,
-                              std::vector<TokenId> context,
-                              const GenerateOptions &options);
+/// Samples `options.tokens` tokens after `context`, for each of
+/// `options.continuations` continuations.
+std::vector<std::vector<TokenId>>
+generate(const CompiledModel &model, const Manifest &manifest,
+         const std::vector<const float *> &params,
+         const std::vector<TokenId> &context, const GenerateOptions &options);
 
 /// Draws the training loss and the validation cross-entropy against the
 /// step with cairo, into STEM.png (compressed) and STEM.svg, each written

@@ -86,6 +86,37 @@ CompiledModel::CompiledModel(const Manifest &manifest) : manifest(manifest) {
   gradEntry = lookup(MIX_GRAD_SYMBOL);
   adamwEntry = lookup(MIX_ADAMW_SYMBOL);
   logitsEntry = lookup(MIX_LOGITS_SYMBOL);
+  if (manifest.decode) {
+    if (cuda && !manifest.entryArgs.count("decode"))
+      fail(manifest.manifestPath,
+           ": entries.decode.arg_bytes is missing (recompile the package "
+           "with mixc)");
+    decodeEntry = lookup(MIX_DECODE_SYMBOL);
+  }
+}
+
+void CompiledModel::decode(const std::vector<const float *> &params,
+                           const int32_t *tokens, int32_t position,
+                           const std::vector<float *> &state,
+                           float *logits) const {
+  if (!decodeEntry)
+    fail(manifest.packagePath, " has no decode step (compiled with "
+                               "--decode-batch 0)");
+  const Manifest::Decode &d = *manifest.decode;
+  if (state.size() != d.state.size())
+    fail("internal error: the decode step takes ", d.state.size(),
+         " state buffers, got ", state.size());
+  if (position < 0 || position >= d.positions)
+    fail("internal error: decode position ", position, " outside [0, ",
+         d.positions, ")");
+  std::vector<void *> args;
+  for (const float *p : params)
+    args.push_back(const_cast<float *>(p));
+  args.push_back(const_cast<int32_t *>(tokens));
+  args.push_back(&position);
+  args.insert(args.end(), state.begin(), state.end());
+  args.push_back(logits);
+  call(decodeEntry, "decode", 4, args.data(), args.size());
 }
 
 void CompiledModel::logits(const std::vector<const float *> &params,

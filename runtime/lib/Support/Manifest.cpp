@@ -108,6 +108,65 @@ private:
 };
 } // namespace
 
+/// `shape` of \p object: positive integers whose product fits a size.
+static std::vector<int64_t> parseShape(const Reader &reader,
+                                       const json::Value &object,
+                                       const std::string &prefix) {
+  const json::Value &shape = reader.get(object, prefix, "shape");
+  if (!shape.isArray())
+    reader.error(shape, prefix + "shape",
+                 "expected an array of positive integers, got " +
+                     Reader::describe(shape));
+  std::vector<int64_t> result;
+  for (const json::Value &dim : shape.getArray()) {
+    if (!dim.isInteger() || dim.getInteger() <= 0)
+      reader.error(dim, prefix + "shape",
+                   "expected positive integers, got " + Reader::show(dim));
+    result.push_back(dim.getInteger());
+  }
+  try {
+    getNumElements(result);
+  } catch (const Error &e) {
+    reader.error(shape, prefix + "shape", e.what());
+  }
+  return result;
+}
+
+/// entries.decode: the decode step's batch, positions and state buffers.
+static Manifest::Decode parseDecode(const Reader &reader,
+                                    const json::Value &value,
+                                    const Manifest &manifest) {
+  const std::string where = "entries.decode.";
+  if (!value.isObject())
+    reader.error(value, "entries.decode",
+                 "expected an object, got " + Reader::describe(value));
+  Manifest::Decode decode;
+  decode.batch = reader.getInteger(value, where, "batch", 1);
+  decode.positions = reader.getInteger(value, where, "positions", 1);
+  const json::Value &state = reader.get(value, where, "state");
+  if (!state.isArray())
+    reader.error(state, where + "state",
+                 "expected an array, got " + Reader::describe(state));
+  for (size_t i = 0; i < state.getArray().size(); ++i) {
+    const json::Value &s = state.getArray()[i];
+    std::string at = concat(where, "state[", i, "]");
+    if (!s.isObject())
+      reader.error(s, at, "expected an object, got " + Reader::describe(s));
+    Manifest::Decode::State buffer;
+    buffer.name = reader.getString(s, at + ".", "name");
+    buffer.shape = parseShape(reader, s, at + ".");
+    buffer.numElements = getNumElements(buffer.shape);
+    decode.state.push_back(std::move(buffer));
+  }
+  // The logits of a call: batch x vocab_size floats.
+  try {
+    getNumElements({decode.batch, manifest.vocabSize, 4});
+  } catch (const Error &e) {
+    reader.error(*value.find("batch"), where + "batch", e.what());
+  }
+  return decode;
+}
+
 static ParamInfo parseParam(const Reader &reader, const json::Value &value,
                             size_t index) {
   std::string where = concat("params[", index, "]");
@@ -120,22 +179,7 @@ static ParamInfo parseParam(const Reader &reader, const json::Value &value,
     reader.error(value, where + ".name", "must not be empty");
   std::string prefix = concat(where, " (", quote(param.name), ").");
 
-  const json::Value &shape = reader.get(value, prefix, "shape");
-  if (!shape.isArray())
-    reader.error(shape, prefix + "shape",
-                 "expected an array of positive integers, got " +
-                     Reader::describe(shape));
-  for (const json::Value &dim : shape.getArray()) {
-    if (!dim.isInteger() || dim.getInteger() <= 0)
-      reader.error(dim, prefix + "shape",
-                   "expected positive integers, got " + Reader::show(dim));
-    param.shape.push_back(dim.getInteger());
-  }
-  try {
-    getNumElements(param.shape);
-  } catch (const Error &e) {
-    reader.error(shape, prefix + "shape", e.what());
-  }
+  param.shape = parseShape(reader, value, prefix);
 
   std::string init = reader.getString(value, prefix, "init");
   const json::Value &initValue = *value.find("init");
@@ -297,6 +341,8 @@ Manifest mixrt::parseManifest(const std::string &text,
   }
   if (const json::Value *entries = root.find("entries");
       entries && entries->isObject()) {
+    if (const json::Value *decode = entries->find("decode"))
+      manifest.decode = parseDecode(reader, *decode, manifest);
     for (const json::Member &member : entries->getObject()) {
       const std::string &name = member.key;
       const json::Value &entry = member.value;

@@ -22,6 +22,8 @@
 #include <cmath>
 
 #include <algorithm>
+#include <chrono>
+#include <iomanip>
 #include <iostream>
 #include <new>
 #include <sys/stat.h>
@@ -187,7 +189,17 @@ static CommandSpec generateSpec() {
         false},
        {"top-k", "K", "sample among the K likeliest (default 40; 0: all)",
         false},
-       {"seed", "S", "sampler seed (default 0)", false},
+       {"seed", "S", "sampler seed (default 0; continuation c uses S + c)",
+        false},
+       {"batch", "N",
+        "continuations to sample, up to the package's decode batch at once "
+        "(default 1)",
+        false},
+       {"decode", "cache|full",
+        "the compiled decode step with its key-value cache (default, where "
+        "the package has one), or the whole training-shaped forward for "
+        "every token",
+        false},
        {"tokenizer", "byte|gpt2", "tokenizer (default byte)", false},
        {"gpt2-dir", "DIR", "encoder.json and vocab.bpe for gpt2", false}}};
 }
@@ -213,16 +225,58 @@ static int runGenerate(const ParsedArgs &args) {
     o.topK = args.getInteger("top-k", 0, 1 << 30);
   if (args.getOptional("seed"))
     o.seed = uint64_t(args.getInteger("seed", 0, INT64_MAX));
+  if (args.getOptional("batch"))
+    o.continuations = args.getInteger("batch", 1, 1 << 16);
+  if (std::optional<std::string> method = args.getOptional("decode")) {
+    if (*method == "full")
+      o.method = GenerateOptions::Method::Full;
+    else if (*method != "cache")
+      fail("--decode ", quote(*method), ": expected cache or full");
+    else if (!model.hasDecode())
+      fail("--decode cache: ", manifest.packagePath,
+           " has no decode step (it was compiled with --decode-batch 0)");
+  }
   std::string prompt = args.getOptional("prompt").value_or("The ");
   std::vector<TokenId> context = tokenizer->encode(prompt);
+  bool cached = o.method == GenerateOptions::Method::Cache && model.hasDecode();
+  if (cached && ranks->isRoot() &&
+      int64_t(context.size()) + o.tokens > manifest.decode->positions)
+    std::cerr << kTool << ": note: the prompt (" << context.size()
+              << " tokens) and --tokens " << o.tokens
+              << " exceed the model's n_positions ("
+              << manifest.decode->positions
+              << "): each time the context fills, sampling continues from "
+                 "its last "
+              << std::max<int64_t>(manifest.decode->positions / 2, 1)
+              << " tokens, their keys and values computed again\n";
   // A stream-sharded model samples on every rank in step (the logits, and
   // so the samples, are the same on all); rank 0 prints.
   RankGrid grid =
       makeRankGrid(*ranks, manifest.streamShards, manifest.packagePath);
   model.connect(*grid.streams);
-  std::vector<TokenId> out = generate(model, manifest, data, context, o);
-  if (ranks->isRoot())
-    std::cout << prompt << tokenizer->decode(out) << "\n";
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::vector<TokenId>> out =
+      generate(model, manifest, data, context, o);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  if (!ranks->isRoot())
+    return 0;
+  for (size_t c = 0; c < out.size(); ++c) {
+    if (out.size() > 1)
+      std::cout << (c ? "\n" : "") << "[" << c + 1 << "/" << out.size()
+                << "]\n";
+    std::cout << prompt << tokenizer->decode(out[c]) << "\n";
+  }
+  std::cout.flush();
+  int64_t sampled = o.tokens * int64_t(out.size());
+  std::cerr << kTool << ": " << sampled << " tokens in " << std::fixed
+            << std::setprecision(3) << seconds << " s ("
+            << int64_t(double(sampled) / std::max(seconds, 1e-9))
+            << " tokens/s, "
+            << (cached ? "decode step with a key-value cache"
+                       : "whole forward a token")
+            << ")\n";
   return 0;
 }
 

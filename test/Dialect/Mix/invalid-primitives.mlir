@@ -211,3 +211,51 @@ func.func @causal_mask_shape() -> tensor<4x5xf32> {
   %0 = mix.causal_mask prefix 2 : tensor<4x5xf32>
   return %0 : tensor<4x5xf32>
 }
+
+// -----
+
+func.func @causal_mask_at_shape(%pos: tensor<i32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'mix.causal_mask' op result must be (Q, prefix + K) with K >= Q, got (2,3)}}
+  %0 = mix.causal_mask prefix 2 at %pos : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @dynamic_slice_rank(%x: tensor<8x4xf32>, %pos: tensor<i32>) -> tensor<1x4x1xf32> {
+  // expected-error @+1 {{'mix.dynamic_slice' op operands must have the same rank, and dim must be one of its dimensions}}
+  %0 = mix.dynamic_slice %x[%pos] dim 0 : (tensor<8x4xf32>, tensor<i32>) -> tensor<1x4x1xf32>
+  return %0 : tensor<1x4x1xf32>
+}
+
+// -----
+
+func.func @dynamic_slice_larger(%x: tensor<8x4xf32>, %pos: tensor<i32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{'mix.dynamic_slice' op (2,5) is not a range of dimension 0 of (8,4)}}
+  %0 = mix.dynamic_slice %x[%pos] dim 0 : (tensor<8x4xf32>, tensor<i32>) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @dynamic_slice_position(%x: tensor<8x4xf32>, %pos: tensor<1xi32>) -> tensor<1x4xf32> {
+  // expected-error @+1 {{'mix.dynamic_slice' op operand #1 must be 0D tensor of 32-bit signless integer values}}
+  %0 = mix.dynamic_slice %x[%pos] dim 0 : (tensor<8x4xf32>, tensor<1xi32>) -> tensor<1x4xf32>
+  return %0 : tensor<1x4xf32>
+}
+
+// -----
+
+func.func @dynamic_update_slice_type(%x: tensor<8x4xf32>, %u: tensor<1x4xf32>, %pos: tensor<i32>) -> tensor<8x5xf32> {
+  // expected-error @+1 {{'mix.dynamic_update_slice' op result must have the input's type}}
+  %0 = mix.dynamic_update_slice %x, %u[%pos] dim 0 : (tensor<8x4xf32>, tensor<1x4xf32>, tensor<i32>) -> tensor<8x5xf32>
+  return %0 : tensor<8x5xf32>
+}
+
+// -----
+
+func.func @dynamic_update_slice_update(%x: tensor<8x4xf32>, %u: tensor<9x4xf32>, %pos: tensor<i32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'mix.dynamic_update_slice' op (9,4) is not a range of dimension 0 of (8,4)}}
+  %0 = mix.dynamic_update_slice %x, %u[%pos] dim 0 : (tensor<8x4xf32>, tensor<9x4xf32>, tensor<i32>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}

@@ -186,6 +186,22 @@ func.func @layer_norm_result(%x: tensor<2x8x16xf32>, %w: tensor<16xf32>, %b: ten
 
 // -----
 
+func.func @cached_attention_cache(%qkv: tensor<2x1x48xf32>, %k: tensor<2x4x32x8xf32>, %pos: tensor<i32>) -> tensor<2x1x16xf32> {
+  // expected-error @+1 {{'mix.cached_attention' op k_cache must be (B, heads, K, dh) = (2, 4, K >= 1, 4), got (2,4,32,8)}}
+  %o:3 = mix.cached_attention %qkv, %k, %k at %pos heads 4 : (tensor<2x1x48xf32>, tensor<2x4x32x8xf32>, tensor<2x4x32x8xf32>, tensor<i32>) -> (tensor<2x1x16xf32>, tensor<2x4x32x8xf32>, tensor<2x4x32x8xf32>)
+  return %o#0 : tensor<2x1x16xf32>
+}
+
+// -----
+
+func.func @cached_attention_v_cache(%qkv: tensor<2x1x48xf32>, %k: tensor<2x4x32x4xf32>, %v: tensor<2x4x16x4xf32>, %pos: tensor<i32>) -> tensor<2x1x16xf32> {
+  // expected-error @+1 {{'mix.cached_attention' op v_cache}}
+  %o:3 = mix.cached_attention %qkv, %k, %v at %pos heads 4 : (tensor<2x1x48xf32>, tensor<2x4x32x4xf32>, tensor<2x4x16x4xf32>, tensor<i32>) -> (tensor<2x1x16xf32>, tensor<2x4x32x4xf32>, tensor<2x4x16x4xf32>)
+  return %o#0 : tensor<2x1x16xf32>
+}
+
+// -----
+
 func.func @attention_qkv_rank(%qkv: tensor<8x48xf32>) -> tensor<8x16xf32> {
   // expected-error @+1 {{'mix.attention' op qkv must have shape (B,S,3d), got (8,48)}}
   %0 = mix.attention %qkv heads 4 : (tensor<8x48xf32>) -> tensor<8x16xf32>

@@ -103,6 +103,22 @@ func.func @attention_prefix(%qkv: tensor<4x8x48xf32>, %pk: tensor<2x4x3x4xf32>, 
   return %o : tensor<4x8x16xf32>
 }
 
+// CHECK-LABEL: func.func @cached_attention
+// CHECK-SAME: (%[[QKV:.*]]: tensor<2x1x48xf32>, %[[K:.*]]: tensor<2x4x32x4xf32>, %[[V:.*]]: tensor<2x4x32x4xf32>, %[[POS:.*]]: tensor<i32>)
+// CHECK: %[[O:.*]], %[[K2:.*]], %[[V2:.*]] = mix.cached_attention %[[QKV]], %[[K]], %[[V]] at %[[POS]] heads 4 : (tensor<2x1x48xf32>, tensor<2x4x32x4xf32>, tensor<2x4x32x4xf32>, tensor<i32>) -> (tensor<2x1x16xf32>, tensor<2x4x32x4xf32>, tensor<2x4x32x4xf32>)
+// CHECK: return %[[O]], %[[K2]], %[[V2]]
+func.func @cached_attention(%qkv: tensor<2x1x48xf32>, %k: tensor<2x4x32x4xf32>, %v: tensor<2x4x32x4xf32>, %pos: tensor<i32>) -> (tensor<2x1x16xf32>, tensor<2x4x32x4xf32>, tensor<2x4x32x4xf32>) {
+  %o:3 = mix.cached_attention %qkv, %k, %v at %pos heads 4 : (tensor<2x1x48xf32>, tensor<2x4x32x4xf32>, tensor<2x4x32x4xf32>, tensor<i32>) -> (tensor<2x1x16xf32>, tensor<2x4x32x4xf32>, tensor<2x4x32x4xf32>)
+  return %o#0, %o#1, %o#2 : tensor<2x1x16xf32>, tensor<2x4x32x4xf32>, tensor<2x4x32x4xf32>
+}
+
+// CHECK-LABEL: func.func @cached_attention_prefix
+// CHECK: mix.cached_attention %{{.*}}, %{{.*}}, %{{.*}} at %{{.*}} prefix(%{{.*}}, %{{.*}}) heads 4 : (tensor<4x1x48xf32>, tensor<4x4x32x4xf32>, tensor<4x4x32x4xf32>, tensor<i32>, tensor<2x4x3x4xf32>, tensor<2x4x3x4xf32>) -> (tensor<4x1x16xf32>, tensor<4x4x32x4xf32>, tensor<4x4x32x4xf32>)
+func.func @cached_attention_prefix(%qkv: tensor<4x1x48xf32>, %k: tensor<4x4x32x4xf32>, %v: tensor<4x4x32x4xf32>, %pos: tensor<i32>, %pk: tensor<2x4x3x4xf32>, %pv: tensor<2x4x3x4xf32>) -> tensor<4x1x16xf32> {
+  %o:3 = mix.cached_attention %qkv, %k, %v at %pos prefix(%pk, %pv) heads 4 : (tensor<4x1x48xf32>, tensor<4x4x32x4xf32>, tensor<4x4x32x4xf32>, tensor<i32>, tensor<2x4x3x4xf32>, tensor<2x4x3x4xf32>) -> (tensor<4x1x16xf32>, tensor<4x4x32x4xf32>, tensor<4x4x32x4xf32>)
+  return %o#0 : tensor<4x1x16xf32>
+}
+
 // CHECK-LABEL: func.func @prefix_mean
 // CHECK-SAME: (%[[M:.*]]: tensor<2x8x16xf32>)
 // CHECK: %[[C:.*]] = mix.prefix_mean %[[M]] : tensor<2x8x16xf32>

@@ -159,6 +159,31 @@ LogicalResult AttentionOp::verify() {
   return expectShape(*this, "result", getResult(), s->resultShape());
 }
 
+LogicalResult CachedAttentionOp::verify() {
+  if (!getPrefixK() != !getPrefixV())
+    return emitOpError("prefix_k and prefix_v must be given together");
+  std::optional<ArrayRef<int64_t>> prefixK;
+  if (getPrefixK())
+    prefixK = shapeOf(getPrefixK());
+  FailureOr<AttentionShape> s =
+      getAttentionShape(*this, shapeOf(getQkv()), prefixK, getHeads());
+  if (failed(s) ||
+      (getPrefixV() &&
+       failed(expectShape(*this, "prefix_v", getPrefixV(), s->prefixShape()))))
+    return failure();
+  ArrayRef<int64_t> cache = shapeOf(getKCache());
+  if (cache.size() != 4 || cache[0] != s->batch || cache[1] != s->heads ||
+      cache[2] < s->seq || cache[3] != s->headDim)
+    return emitOpError() << "k_cache must be (B, heads, K, dh) = (" << s->batch
+                         << ", " << s->heads << ", K >= " << s->seq << ", "
+                         << s->headDim << "), got " << shapeStr(cache);
+  if (failed(expectShape(*this, "v_cache", getVCache(), cache)) ||
+      failed(expectShape(*this, "new_k_cache", getNewKCache(), cache)) ||
+      failed(expectShape(*this, "new_v_cache", getNewVCache(), cache)))
+    return failure();
+  return expectShape(*this, "result", getResult(), s->resultShape());
+}
+
 LogicalResult PrefixMeanOp::verify() {
   if (shapeOf(getInput()).size() != 3)
     return emitOpError() << "input must have shape (B,S,d), got "

@@ -142,6 +142,29 @@ LogicalResult PadOp::verify() {
   return verifySliceLike(*this, getResult(), getInput(), getDim(), getOffset());
 }
 
+/// `small` is `big` but for a size of dimension `dim` that is not larger.
+static LogicalResult verifyDynamicSlice(Operation *op, Value big, Value small,
+                                        int64_t dim) {
+  ArrayRef<int64_t> b = shapeOf(big), s = shapeOf(small);
+  FailureOr<bool> same = matchesOutside(op, b, s, dim);
+  if (failed(same))
+    return failure();
+  if (!*same || s[dim] > b[dim])
+    return op->emitOpError() << shapeStr(s) << " is not a range of dimension "
+                             << dim << " of " << shapeStr(b);
+  return success();
+}
+
+LogicalResult DynamicSliceOp::verify() {
+  return verifyDynamicSlice(*this, getInput(), getResult(), getDim());
+}
+
+LogicalResult DynamicUpdateSliceOp::verify() {
+  if (getInput().getType() != getResult().getType())
+    return emitOpError("result must have the input's type");
+  return verifyDynamicSlice(*this, getInput(), getUpdate(), getDim());
+}
+
 /// The whole `big` and one rank's share `small` of its dimension `dim`.
 static LogicalResult verifyShard(Operation *op, Value big, Value small,
                                  int64_t dim, int64_t shards) {
@@ -225,6 +248,12 @@ LogicalResult CumsumOp::verify() {
 
 LogicalResult CausalMaskOp::verify() {
   ArrayRef<int64_t> r = shapeOf(getResult());
+  if (getPosition()) {
+    if (r.size() != 2 || r[1] < r[0] + static_cast<int64_t>(getPrefix()))
+      return emitOpError() << "result must be (Q, prefix + K) with K >= Q, got "
+                           << shapeStr(r);
+    return success();
+  }
   if (r.size() != 2 || r[1] != r[0] + static_cast<int64_t>(getPrefix()))
     return emitOpError() << "result must be (S, prefix + S), got "
                          << shapeStr(r);

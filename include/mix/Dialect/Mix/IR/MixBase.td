@@ -53,5 +53,9 @@ class Mix_StaticTensorOf<list<Type> types>
 def Mix_FloatTensor : Mix_StaticTensorOf<[F32]>;
 def Mix_IndexTensor : Mix_StaticTensorOf<[I32, I64]>;
 def Mix_Scalar : 0DTensorOf<[F32]>;
+/// A position in a sequence (a decode step's), as the entry points take it.
+def Mix_Position : 0DTensorOf<[I32]> {
+  let builderCall = "::mlir::RankedTensorType::get({}, $_builder.getI32Type())";
+}
 
 #endif // MIX_DIALECT_MIX_IR_MIXBASE_TD

@@ -176,6 +176,41 @@ def Mix_AttentionOp : Mix_Op<"attention", [
   let hasVerifier = 1;
 }
 
+def Mix_CachedAttentionOp : Mix_Op<"cached_attention", [
+    Mix_Decomposable, Pure, AttrSizedOperandSegments]> {
+  let summary = "causal attention of new positions against a key-value cache";
+  let description = [{
+    The attention of `mix.attention` for `Q` new positions of each sequence,
+    `position .. position + Q - 1`, given the keys and values of the
+    positions before them: a decode step (`Q = 1`). `qkv` is the new
+    positions' fused projection `(B,Q,3d)`; `k_cache` and `v_cache`, of
+    shape `(B,heads,K,dh)`, hold the keys and values of positions
+    `0 .. position - 1` (what lies beyond is not read: it is masked, and
+    must be finite). The op writes the new keys and values at `position`
+    and returns, with the attention's output `(B,Q,d)`, the caches so
+    updated. Prefixes are as for `mix.attention` (ParaScale: `B = P * B0`,
+    stream-major). `position + Q <= K` is required of the caller.
+
+    Example:
+    ```mlir
+    %o, %k2, %v2 = mix.cached_attention %qkv, %k, %v at %pos heads 4 : (tensor<1x1x48xf32>, tensor<1x4x64x4xf32>, tensor<1x4x64x4xf32>, tensor<i32>) -> (tensor<1x1x16xf32>, tensor<1x4x64x4xf32>, tensor<1x4x64x4xf32>)
+    ```
+  }];
+  let arguments = (ins Mix_FloatTensor:$qkv, Mix_FloatTensor:$k_cache,
+                       Mix_FloatTensor:$v_cache, Mix_Position:$position,
+                       Optional<Mix_FloatTensor>:$prefix_k,
+                       Optional<Mix_FloatTensor>:$prefix_v,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$heads);
+  let results = (outs Mix_FloatTensor:$result, Mix_FloatTensor:$new_k_cache,
+                      Mix_FloatTensor:$new_v_cache);
+  let assemblyFormat = [{
+    $qkv `,` $k_cache `,` $v_cache `at` $position
+    (`prefix` `(` $prefix_k^ `,` $prefix_v `)`)? `heads` $heads attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Mix_PrefixMeanOp : Mix_Op<"prefix_mean", [
     Mix_Decomposable, Pure, SameOperandsAndResultType]> {
   let summary = "causal prefix mean along the sequence";

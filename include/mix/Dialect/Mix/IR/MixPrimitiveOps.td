@@ -147,6 +147,54 @@ def Mix_SliceOp : Mix_Op<"slice", [Pure, Mix_Differentiable]> {
   let hasVerifier = 1;
 }
 
+def Mix_DynamicSliceOp : Mix_Op<"dynamic_slice", [Pure]> {
+  let summary = "a range of one dimension at a run-time offset";
+  let description = [{
+    Elements `[offset, offset + n)` of dimension `dim`, where `n` is the
+    result's size along `dim` and `offset` the value of the 0-d `offset`
+    operand: a decode step's row of a position table. An offset outside
+    `[0, size - n]` is undefined behaviour here; the runtime checks the
+    positions it passes. Not differentiable (decode code only).
+
+    Example:
+    ```mlir
+    %row = mix.dynamic_slice %wpe[%pos] dim 0 : (tensor<64x16xf32>, tensor<i32>) -> tensor<1x16xf32>
+    ```
+  }];
+  let arguments = (ins Mix_FloatTensor:$input, Mix_Position:$offset,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$dim);
+  let results = (outs Mix_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `[` $offset `]` `dim` $dim attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Mix_DynamicUpdateSliceOp : Mix_Op<"dynamic_update_slice", [Pure]> {
+  let summary = "a tensor with a range of one dimension replaced";
+  let description = [{
+    `input` with elements `[offset, offset + n)` of dimension `dim` replaced
+    by `update` (of size `n` along `dim`, the input's sizes elsewhere),
+    `offset` the value of the 0-d `offset` operand: a decode step writing
+    its keys and values into the cache. Bufferized in place when `input`
+    is a buffer the function may write (a decode state argument). An offset
+    outside `[0, size - n]` is undefined behaviour here. Not differentiable.
+
+    Example:
+    ```mlir
+    %k2 = mix.dynamic_update_slice %cache, %k[%pos] dim 2 : (tensor<1x4x64x4xf32>, tensor<1x4x1x4xf32>, tensor<i32>) -> tensor<1x4x64x4xf32>
+    ```
+  }];
+  let arguments = (ins Mix_FloatTensor:$input, Mix_FloatTensor:$update,
+                       Mix_Position:$offset,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$dim);
+  let results = (outs Mix_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $update `[` $offset `]` `dim` $dim attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Mix_PadOp : Mix_Op<"pad", [Pure, Mix_Differentiable]> {
   let summary = "embed into zeros along one dimension (the adjoint of slice)";
   let description = [{
@@ -286,14 +334,24 @@ def Mix_CausalMaskOp : Mix_Op<"causal_mask", [Pure, Mix_Differentiable]> {
     A `(S, P + S)` tensor: 0 where query `i` may attend to key `j`
     (`j < P`, a prefix position, or `j - P <= i`), and -inf elsewhere.
 
+    With `at %position` (a 0-d i32), the queries are the positions
+    `position + i` of a sequence whose keys are cached: the result is
+    `(Q, P + K)` for `Q` queries and `K >= Q` cached positions, 0 where
+    `j < P + position + i + 1` (a prefix key or one already written to the
+    cache) and -inf elsewhere.
+
     Example:
     ```mlir
     %m = mix.causal_mask prefix 0 : tensor<8x8xf32>
+    %row = mix.causal_mask prefix 2 at %pos : tensor<1x66xf32>
     ```
   }];
-  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$prefix);
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$prefix,
+                       Optional<Mix_Position>:$position);
   let results = (outs Mix_FloatTensor:$result);
-  let assemblyFormat = "`prefix` $prefix attr-dict `:` type($result)";
+  let assemblyFormat = [{
+    `prefix` $prefix (`at` $position^)? attr-dict `:` type($result)
+  }];
   let hasVerifier = 1;
 }
 
