@@ -26,7 +26,9 @@
 #      AVX512-BF16 or AMX the workstation lacks), and train tokens/s of the
 #      small dense and cMoLLM packages in fp32 and bf16;
 #   4. the mixture layer's achieved TFLOP/s (estimated from the step time
-#      cMoLLM adds to dense) against cuBLASLt's dense GEMM of the same FLOPs.
+#      cMoLLM adds to dense) against cuBLASLt's dense GEMM of the same FLOPs;
+#   5. sampling: greedy tokens through the decode step and through the whole
+#      forward a token, and the tokens/s of each.
 # The report goes to $OUT/device-check.md (or device-check/results.md).
 #
 # MIX_DEVICE_CHECK_TARGET=cpu prepares cpu packages instead, so that `run`
@@ -172,6 +174,31 @@ run() {
     fi
   fi
   echo '```' >> "$report"
+
+  # The decode step (docs/decoding.md): greedy tokens through it and
+  # through the whole forward a token (the same unless TF32 rounding flips
+  # a near tie), and the tokens/s of each.
+  {
+    echo
+    echo "## Sampling: the decode step against the whole forward a token"
+    echo
+    echo "| package | same greedy tokens | decode step | whole forward |"
+    echo "|---|---|---|---|"
+  } >> "$report"
+  for name in dense cmollm-simple cmollm-context-aware parascale altup; do
+    local gen=("$runner" generate $dir/pkgs/$name.mixpkg
+      --params $dir/ref/$name.params.safetensors --tokens 24 --temperature 0)
+    if "${gen[@]}" --decode cache > $dir/$name.cache.txt 2> $dir/$name.cache.log &&
+        "${gen[@]}" --decode full > $dir/$name.full.txt 2> $dir/$name.full.log; then
+      local same=no
+      cmp -s $dir/$name.cache.txt $dir/$name.full.txt && same=yes
+      echo "| $name | $same | $(grep -o '[0-9]* tokens/s' $dir/$name.cache.log) |" \
+        "$(grep -o '[0-9]* tokens/s' $dir/$name.full.log) |" >> "$report"
+    else
+      echo "| $name | FAIL: $(tail -1 $dir/$name.cache.log $dir/$name.full.log | tr '\n' ' ') | | |" >> "$report"
+      failures=$((failures + 1))
+    fi
+  done
 
   {
     echo

@@ -182,6 +182,52 @@ TEST(ManifestTest, ReadsTheUpdatedInputs) {
       {"entries.adamw.updated_inputs: expected an array of input indices"}));
 }
 
+/// A decode entry of batch 2 whose state is one buffer of shape \p shape.
+json::Value withDecodeEntry(json::Value value, json::Value shape) {
+  json::Value buffer = json::Value::Object{};
+  member(buffer, "name") = json::Value("h.0.attn.k_cache");
+  member(buffer, "shape") = std::move(shape);
+  json::Value decode = json::Value::Object{};
+  member(decode, "batch") = 2;
+  member(decode, "positions") = 8;
+  member(decode, "state") = json::Value(json::Value::Array{std::move(buffer)});
+  json::Value entries = json::Value::Object{};
+  member(entries, "decode") = std::move(decode);
+  member(value, "entries") = std::move(entries);
+  return value;
+}
+
+TEST(ManifestTest, ReadsTheDecodeStep) {
+  EXPECT_FALSE(parse(sampleManifest()).decode.has_value());
+  Manifest m = parse(withDecodeEntry(sampleManifest(),
+                                     json::Value::Array{2, 2, 8, 4}));
+  ASSERT_TRUE(m.decode.has_value());
+  EXPECT_EQ(m.decode->batch, 2);
+  EXPECT_EQ(m.decode->positions, 8);
+  ASSERT_EQ(m.decode->state.size(), 1u);
+  EXPECT_EQ(m.decode->state[0].name, "h.0.attn.k_cache");
+  EXPECT_EQ(m.decode->state[0].shape, (std::vector<int64_t>{2, 2, 8, 4}));
+  EXPECT_EQ(m.decode->state[0].numElements, 128u);
+  EXPECT_TRUE(rejects(
+      [](json::Value &v) {
+        v = withDecodeEntry(std::move(v), json::Value::Array{2, 0});
+      },
+      {"entries.decode.state[0].shape: expected positive integers, got 0"}));
+  EXPECT_TRUE(rejects(
+      [](json::Value &v) {
+        v = withDecodeEntry(std::move(v), json::Value::Array{2, 2});
+        member(member(member(v, "entries"), "decode"), "state") =
+            json::Value("h.0");
+      },
+      {"entries.decode.state: expected an array"}));
+  EXPECT_TRUE(rejects(
+      [](json::Value &v) {
+        v = withDecodeEntry(std::move(v), json::Value::Array{2, 2});
+        member(member(member(v, "entries"), "decode"), "batch") = 0;
+      },
+      {"entries.decode.batch: expected an integer >= 1, got 0"}));
+}
+
 TEST(ManifestTest, RejectsABatchWhoseLogitsOverflow) {
   EXPECT_TRUE(rejects(
       [](json::Value &v) {
