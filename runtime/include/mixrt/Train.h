@@ -102,9 +102,11 @@ struct GenerateOptions {
 };
 
 /// Samples `options.tokens` tokens after `context`, for each of
-/// `options.continuations` continuations.
+/// `options.continuations` continuations. A cuda package keeps the
+/// parameters and the decode state in device memory meanwhile
+/// (CompiledModel::keepOnDevice), released before it returns.
 std::vector<std::vector<TokenId>>
-generate(const CompiledModel &model, const Manifest &manifest,
+generate(CompiledModel &model, const Manifest &manifest,
          const std::vector<const float *> &params,
          const std::vector<TokenId> &context, const GenerateOptions &options);
 

@@ -84,21 +84,21 @@ std::vector<TokenId> sampleFull(const CompiledModel &model,
 }
 
 /// Up to the decode batch's continuations at once, all at the same
-/// position; rows beyond \p samplers.size() repeat row 0 and are dropped.
+/// position, in \p state (the decode state's buffers, allocated once for
+/// every group); rows beyond \p samplers.size() repeat row 0 and are
+/// dropped.
 std::vector<std::vector<TokenId>>
-sampleCached(const CompiledModel &model, const Manifest &manifest,
+sampleCached(CompiledModel &model, const Manifest &manifest,
              const std::vector<const float *> &params,
              const std::vector<TokenId> &prompt, const GenerateOptions &o,
-             std::vector<Sampler> &samplers) {
+             std::vector<Sampler> &samplers,
+             std::vector<std::vector<float>> &state) {
   const Manifest::Decode &d = *manifest.decode;
   int64_t rows = d.batch, v = manifest.vocabSize, window = d.positions;
   size_t used = samplers.size();
-  std::vector<std::vector<float>> state;
   std::vector<float *> statePtrs;
-  for (const Manifest::Decode::State &s : d.state) {
-    state.emplace_back(s.numElements);
-    statePtrs.push_back(state.back().data());
-  }
+  for (std::vector<float> &s : state)
+    statePtrs.push_back(s.data());
   std::vector<float> logits(size_t(rows * v));
   std::vector<int32_t> tokens(static_cast<size_t>(rows));
   std::vector<std::vector<TokenId>> context(used, prompt), out(used);
@@ -108,6 +108,9 @@ sampleCached(const CompiledModel &model, const Manifest &manifest,
   auto refill = [&](size_t count) {
     for (std::vector<float> &s : state)
       std::fill(s.begin(), s.end(), 0.0f);
+    // A cuda package keeps the state on the device between calls (the
+    // host's zeros uploaded when the first call reads them).
+    model.keepOnDevice(state, /*upload=*/false);
     size_t len = context[0].size();
     for (position = 0; size_t(position) < count; ++position) {
       for (int64_t r = 0; r < rows; ++r)
@@ -140,8 +143,8 @@ sampleCached(const CompiledModel &model, const Manifest &manifest,
 } // namespace
 
 std::vector<std::vector<TokenId>>
-mixrt::generate(const CompiledModel &model, const Manifest &manifest,
-                const std::vector<const float *> &params,
+mixrt::generate(CompiledModel &model, const Manifest &manifest,
+                const std::vector<const float *> &given,
                 const std::vector<TokenId> &context, const GenerateOptions &o) {
   if (context.empty())
     fail("generate needs a prompt of at least one token");
@@ -149,9 +152,33 @@ mixrt::generate(const CompiledModel &model, const Manifest &manifest,
     fail("--temperature must be a non-negative number, got ", o.temperature);
   if (o.continuations < 1)
     fail("--batch must be at least 1, got ", o.continuations);
+  // A cuda package reads the parameters at every call: they stay on the
+  // device (copied here once, uploaded once), as the decode state does,
+  // rather than crossing to it for every token.
+  std::vector<const float *> params = given;
+  std::vector<std::vector<float>> resident;
+  struct Release {
+    CompiledModel &model;
+    ~Release() { model.releaseDeviceCopies(); }
+  } release{model};
+  if (model.keepsOnDevice()) {
+    resident.reserve(given.size());
+    for (size_t i = 0; i < given.size(); ++i) {
+      size_t n = 1;
+      for (int64_t d : manifest.params[i].shape)
+        n *= size_t(d);
+      resident.emplace_back(given[i], given[i] + n);
+      params[i] = resident.back().data();
+    }
+    model.keepOnDevice(resident, /*upload=*/true);
+  }
   std::vector<std::vector<TokenId>> out;
   bool cached = o.method == GenerateOptions::Method::Cache && model.hasDecode();
   int64_t group = cached ? manifest.decode->batch : 1;
+  std::vector<std::vector<float>> state;
+  if (cached)
+    for (const Manifest::Decode::State &s : manifest.decode->state)
+      state.emplace_back(s.numElements);
   for (int64_t first = 0; first < o.continuations; first += group) {
     std::vector<Sampler> samplers;
     for (int64_t c = first; c < std::min(first + group, o.continuations); ++c)
@@ -162,7 +189,7 @@ mixrt::generate(const CompiledModel &model, const Manifest &manifest,
       continue;
     }
     for (std::vector<TokenId> &c :
-         sampleCached(model, manifest, params, context, o, samplers))
+         sampleCached(model, manifest, params, context, o, samplers, state))
       out.push_back(std::move(c));
   }
   return out;

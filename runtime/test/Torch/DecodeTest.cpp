@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -106,11 +107,11 @@ TEST_P(EmulatedDecode, LogitsMatchTheWholeForward) {
   EXPECT_LT(decodeDeviation(GetParam()), 8 * 0x1p-11);
 }
 
-/// Sampling with the same seed through the decode step and through the
-/// whole forward gives the same tokens, for a prompt and continuation that
-/// fit the package's sequence (where the whole forward sees every token).
-TEST_P(Decode, SamplesMatchTheWholeForward) {
-  Config c = GetParam();
+/// What a test samples: three continuations (a group of the decode batch
+/// of two, then part of one) of a prompt, as long as the package's
+/// sequence.
+std::vector<std::vector<mixrt::TokenId>>
+sample(const Config &c, mixrt::GenerateOptions::Method method) {
   Manifest manifest = mixtest::compileModel(c);
   CompiledModel model(manifest);
   mixtest::Float32Params p =
@@ -121,16 +122,41 @@ TEST_P(Decode, SamplesMatchTheWholeForward) {
   o.temperature = 1.0;
   o.topK = 0;
   o.seed = 7;
-  o.continuations = c.batch + 1; // a group of the decode batch, then part
+  o.continuations = c.batch + 1;
+  o.method = method;
+  return mixrt::generate(model, manifest, p.ptrs, prompt, o);
+}
+
+/// Sampling with the same seed through the decode step and through the
+/// whole forward gives the same tokens, for a prompt and continuation that
+/// fit the package's sequence (where the whole forward sees every token).
+TEST_P(Decode, SamplesMatchTheWholeForward) {
+  using Method = mixrt::GenerateOptions::Method;
   std::vector<std::vector<mixrt::TokenId>> cached =
-      mixrt::generate(model, manifest, p.ptrs, prompt, o);
-  o.method = mixrt::GenerateOptions::Method::Full;
-  std::vector<std::vector<mixrt::TokenId>> whole =
-      mixrt::generate(model, manifest, p.ptrs, prompt, o);
-  ASSERT_EQ(cached.size(), size_t(o.continuations));
-  EXPECT_EQ(cached, whole);
+      sample(GetParam(), Method::Cache);
+  ASSERT_EQ(cached.size(), size_t(GetParam().batch + 1));
+  EXPECT_EQ(cached, sample(GetParam(), Method::Full));
   // Different seeds give different continuations.
   EXPECT_NE(cached[0], cached[1]);
+}
+
+/// Through the emulator, generate keeps the parameters and the decode
+/// state in device memory across the calls; with MIXRT_CUDA_RESIDENT=0
+/// every call copies them there and back. The kernels are the same, so
+/// the tokens must be too, bit for bit (a stale host copy holds NaNs in
+/// the emulator: a missed upload or a state read back wrongly would change
+/// them). Against the whole forward the emulated products round
+/// differently (TF32), so that comparison is the logits' above.
+TEST_P(EmulatedDecode, SamplesTheSameWithTheStateOnTheDevice) {
+  using Method = mixrt::GenerateOptions::Method;
+  std::vector<std::vector<mixrt::TokenId>> resident =
+      sample(GetParam(), Method::Cache);
+  ::setenv("MIXRT_CUDA_RESIDENT", "0", 1);
+  std::vector<std::vector<mixrt::TokenId>> copied =
+      sample(GetParam(), Method::Cache);
+  ::unsetenv("MIXRT_CUDA_RESIDENT");
+  ASSERT_EQ(resident.size(), size_t(GetParam().batch + 1));
+  EXPECT_EQ(resident, copied);
 }
 
 /// Every architecture and gating, a decode batch of two sequences of 16
