@@ -115,6 +115,9 @@ struct DecodeRow {
   std::string name, note;
   int64_t positions = 0;
   double decodeTokS = 0, torchTokS = 0, fullTokS = 0, deviation = 0;
+  // The same positions through the prefill step, a chunk a call.
+  double prefillTokS = 0;
+  int64_t chunk = 0;
   int torchThreads = 0;
   long stateMiB = 0;
   bool ok = true;
@@ -177,6 +180,24 @@ DecodeRow runRow(const Options &o, const ModelConfig &c, int64_t positions,
   for (int i = 0; i < kPasses; ++i)
     passes.push_back(decodeAll(false));
   row.decodeTokS = double(positions) / median(passes);
+  row.chunk = man.decode->prefillChunk;
+  if (row.chunk > 1 && positions % row.chunk == 0) {
+    std::vector<float> chunkLogits(size_t(row.chunk * c.v));
+    auto prefillAll = [&] {
+      for (auto &s : state)
+        std::fill(s.begin(), s.end(), 0.0f);
+      Clock::time_point t0 = Clock::now();
+      for (int64_t pos = 0; pos < positions; pos += row.chunk)
+        model.prefill(ptrs, &tokens[pos], int32_t(pos), statePtrs,
+                      chunkLogits.data());
+      return seconds(t0, Clock::now());
+    };
+    prefillAll();
+    std::vector<double> chunks;
+    for (int i = 0; i < kPasses; ++i)
+      chunks.push_back(prefillAll());
+    row.prefillTokS = double(positions) / median(chunks);
+  }
 
   // libtorch eager with a cache, at its faster thread setting.
   torch::NoGradGuard noGrad;
@@ -271,11 +292,13 @@ std::string mixbench::benchmarkDecode(const Options &o, bool &ok) {
         "warm-up pass; libtorch at its faster of 1 and 2 threads. The whole "
         "forward a token is the median of a few @logits calls over the "
         "package's sequence (what `mix-run generate` did before the decode "
-        "step).\n\n"
+        "step); prefill feeds the same positions a chunk a call (how "
+        "`generate` reads a prompt).\n\n"
      << "| model | positions | decode step tok/s | libtorch eager + cache "
         "tok/s (threads) | decode / libtorch | whole forward tok/s | decode / "
-        "whole forward | decode state MiB | logits vs libtorch |\n"
-     << "|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
+        "whole forward | prefill tok/s (chunk) | decode state MiB | logits "
+        "vs libtorch |\n"
+     << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
   ok = true;
   for (const DecodeRow &r : rows) {
     ok = ok && r.ok;
@@ -283,9 +306,12 @@ std::string mixbench::benchmarkDecode(const Options &o, bool &ok) {
        << fmt("%.1f", r.decodeTokS) << " | " << fmt("%.1f", r.torchTokS) << " ("
        << r.torchThreads << ") | " << fmt("%.2f", r.decodeTokS / r.torchTokS)
        << " | " << fmt("%.2f", r.fullTokS) << " | "
-       << fmt("%.0f", r.decodeTokS / r.fullTokS) << "x | " << r.stateMiB
-       << " | " << fmt("%.1e", r.deviation) << (r.ok ? "" : " **MISMATCH**")
-       << " |\n";
+       << fmt("%.0f", r.decodeTokS / r.fullTokS) << "x | "
+       << (r.chunk > 1 ? fmt("%.1f", r.prefillTokS) + " (" +
+                             std::to_string(r.chunk) + ")"
+                       : std::string("–"))
+       << " | " << r.stateMiB << " | " << fmt("%.1e", r.deviation)
+       << (r.ok ? "" : " **MISMATCH**") << " |\n";
   }
   return md.str();
 }

@@ -24,9 +24,11 @@ namespace {
 class ModelBuilder {
 public:
   ModelBuilder(MLIRContext *ctx, const ModelSpec &spec, int64_t batch,
-               int64_t seq, int64_t streamShards, int64_t decodeBatch)
+               int64_t seq, int64_t streamShards, int64_t decodeBatch,
+               int64_t prefillChunk)
       : b(ctx), loc(b.getUnknownLoc()), spec(spec), batch(batch), seq(seq),
-        streamShards(streamShards), decodeBatch(decodeBatch) {}
+        streamShards(streamShards), decodeBatch(decodeBatch),
+        prefillChunk(prefillChunk) {}
 
   OwningOpRef<ModuleOp> build();
 
@@ -113,7 +115,8 @@ private:
   /// Names \p fn's first arguments after the parameters (and marks the
   /// sharded ones) and makes them the values param() returns.
   void bindParameters(func::FuncOp fn);
-  void buildDecode();
+  /// @decode (\p len 1) or @prefill (\p len the prefill chunk).
+  void buildDecode(StringRef name, int64_t len);
 
   /// The decode step's state: its values in decodeStateTable() order, read
   /// (and replaced by their updates) in that order as the layers are
@@ -133,7 +136,7 @@ private:
   OpBuilder b;
   Location loc;
   const ModelSpec &spec;
-  int64_t batch, seq, streamShards, decodeBatch;
+  int64_t batch, seq, streamShards, decodeBatch, prefillChunk;
   llvm::StringMap<Value> params;
 };
 } // namespace
@@ -258,23 +261,36 @@ Value ModelBuilder::cmollmFFN(Value m, const std::string &p, Value &aux) {
   return y;
 }
 
-/// The causal prefix mean of the gates' context; in a decode step, the
-/// running sum of the positions so far (the layer's state) times
-/// 1 / (position + 1), as the prefix mean's decomposition rounds it.
+/// The causal prefix mean of the gates' context. In a decode step of Q
+/// positions from `position`, the running sum of the positions before
+/// (the layer's state) plus the prefix sums of the new ones, times
+/// 1 / (position + 1 + i) as the prefix mean's decomposition rounds it; the
+/// state becomes the sum through the last new position.
 Value ModelBuilder::contextMean(Value m) {
   if (!decode)
     return PrefixMeanOp::create(b, loc, m);
+  ArrayRef<int64_t> ms = shape(m);
+  int64_t len = ms[1];
   unsigned index;
-  Value sum = binary<AddOp>(decode->take(index), m);
-  decode->values[index] = sum;
+  Value before = decode->take(index);
+  Value sums = m;
+  if (len > 1) {
+    sums = CumsumOp::create(b, loc, m.getType(), m, 1, /*reverse=*/false);
+    decode->values[index] = binary<AddOp>(
+        before, ReduceSumOp::create(b, loc, f32({ms[0], 1, ms[2]}), m,
+                                    b.getDenseI64ArrayAttr({1})));
+  }
+  Value sum = binary<AddOp>(before, sums);
+  if (len == 1)
+    decode->values[index] = sum;
   SmallVector<float> inverse;
   for (int64_t i = 1; i <= spec.nPositions; ++i)
     inverse.push_back(1.0f / static_cast<float>(i));
-  auto table = f32({spec.nPositions, 1, 1});
+  auto table = f32({1, spec.nPositions, 1});
   Value inverses = arith::ConstantOp::create(
       b, loc, table, DenseElementsAttr::get(table, ArrayRef<float>(inverse)));
-  Value scale = DynamicSliceOp::create(b, loc, f32({1, 1, 1}), inverses,
-                                       decode->position, 0);
+  Value scale = DynamicSliceOp::create(b, loc, f32({1, len, 1}), inverses,
+                                       decode->position, 1);
   return binary<MulOp>(sum, scale);
 }
 
@@ -428,7 +444,11 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
 
   if (decodeBatch > 0) {
     b.setInsertionPointToEnd(module->getBody());
-    buildDecode();
+    buildDecode("decode", 1);
+    if (prefillChunk > 1) {
+      b.setInsertionPointToEnd(module->getBody());
+      buildDecode("prefill", prefillChunk);
+    }
   }
   return module;
 }
@@ -437,21 +457,23 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
 /// state...): one new token of each of Bd sequences at `position`, every
 /// earlier position's keys and values (and context sums) in the state. The
 /// updated state is written over the state arguments (mix.updates).
-void ModelBuilder::buildDecode() {
+/// @prefill is the same for \p len new tokens a sequence, at positions
+/// `position .. position + len - 1`.
+void ModelBuilder::buildDecode(StringRef name, int64_t len) {
   size_t numParams = paramTable(spec).size();
   std::vector<DecodeStateInfo> table = decodeStateTable(spec, decodeBatch);
   SmallVector<Type> extra{
-      RankedTensorType::get({decodeBatch, 1}, b.getI32Type()),
+      RankedTensorType::get({decodeBatch, len}, b.getI32Type()),
       RankedTensorType::get({}, b.getI32Type())};
   SmallVector<Type> stateTypes;
   for (const DecodeStateInfo &s : table)
     stateTypes.push_back(f32(s.shape));
   llvm::append_range(extra, stateTypes);
-  auto logitsType = f32({decodeBatch, 1, spec.vocabSize});
+  auto logitsType = f32({decodeBatch, len, spec.vocabSize});
   SmallVector<Type> results{logitsType};
   llvm::append_range(results, stateTypes);
   auto fn = func::FuncOp::create(
-      b, loc, "decode", b.getFunctionType(parameterTypes(extra), results));
+      b, loc, name, b.getFunctionType(parameterTypes(extra), results));
   fn.setArgAttr(numParams, kParamNameAttr, b.getStringAttr("tokens"));
   fn.setArgAttr(numParams + 1, kParamNameAttr, b.getStringAttr("position"));
   for (auto [i, s] : llvm::enumerate(table)) {
@@ -469,9 +491,9 @@ void ModelBuilder::buildDecode() {
   decode = &state;
 
   int64_t d = spec.dModel;
-  Value wpe = DynamicSliceOp::create(b, at("embedding"), f32({1, d}),
+  Value wpe = DynamicSliceOp::create(b, at("embedding"), f32({len, d}),
                                      param("wpe.weight"), state.position, 0);
-  Value x = EmbeddingOp::create(b, at("embedding"), f32({decodeBatch, 1, d}),
+  Value x = EmbeddingOp::create(b, at("embedding"), f32({decodeBatch, len, d}),
                                 entry->getArgument(numParams),
                                 param("wte.weight"), wpe);
   SmallVector<Value> unused;
@@ -485,14 +507,14 @@ void ModelBuilder::buildDecode() {
   decode = nullptr;
 }
 
-OwningOpRef<ModuleOp> mlir::mix::buildModel(MLIRContext *context,
-                                            const ModelSpec &spec,
-                                            int64_t batch, int64_t seq,
-                                            int64_t streamShards,
-                                            int64_t decodeBatch) {
+OwningOpRef<ModuleOp>
+mlir::mix::buildModel(MLIRContext *context, const ModelSpec &spec,
+                      int64_t batch, int64_t seq, int64_t streamShards,
+                      int64_t decodeBatch, int64_t prefillChunk) {
   assert((streamShards == 1 || (spec.arch == Arch::CMoLLM &&
                                 spec.cmollm.streams % streamShards == 0)) &&
          "stream shards must divide the cMoLLM streams");
-  return ModelBuilder(context, spec, batch, seq, streamShards, decodeBatch)
+  return ModelBuilder(context, spec, batch, seq, streamShards, decodeBatch,
+                      prefillChunk)
       .build();
 }

@@ -113,6 +113,14 @@ llvm::json::Value mlir::mix::manifestJSON(const PackageContents &c) {
                  {"updates", "state, in place"},
                  {"state", std::move(state)},
                  {"state_bytes", bytes}};
+      if (c.prefillChunk > 1)
+        (*manifest["entries"].getAsObject())["prefill"] = Object{
+            {"symbol", MIX_PREFILL_SYMBOL},
+            {"chunk", c.prefillChunk},
+            {"inputs", "params, tokens (batch, chunk), position, state (as "
+                       "decode's)"},
+            {"outputs", Array{"logits (batch, chunk, vocab)"}},
+            {"updates", "state, in place"}};
     }
     for (const auto &[name, args] : c.entryArgs) {
       Object *entry = manifest["entries"].getAsObject()->getObject(name);

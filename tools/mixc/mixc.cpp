@@ -151,6 +151,14 @@ static cl::opt<int64_t> decodeBatch(
              "samples with; default 1, 0 for none)"),
     cl::value_desc("N"), cl::init(1), cl::cat(category));
 
+static cl::opt<int64_t> prefillChunk(
+    "prefill-chunk",
+    cl::desc("Positions one call of the prefill step (@prefill: the decode "
+             "step for C tokens a sequence, which mix-run generate reads a "
+             "prompt with) takes; default 64 or n_positions if smaller, 0 "
+             "or 1 for none"),
+    cl::value_desc("C"), cl::init(64), cl::cat(category));
+
 static cl::opt<bool> printLocations(
     "print-locations",
     cl::desc("With --emit: print each operation's location, the part of "
@@ -223,6 +231,7 @@ countEntryInputs(ModuleOp module) {
   std::map<std::string, PackageContents::EntryArgs> entryArgs;
   std::vector<std::string> names = getPackageEntryPoints();
   names.push_back("decode");
+  names.push_back("prefill");
   for (const std::string &name : names)
     if (auto fn = module.lookupSymbol<func::FuncOp>(name)) {
       PackageContents::EntryArgs &args = entryArgs[name];
@@ -333,9 +342,10 @@ static int compile(int argc, char **argv) {
                   "' is IR: mixc compiles it to an --emit stage only (a "
                   "package needs the model spec, MODEL.json)");
     if (batch.getNumOccurrences() || seq.getNumOccurrences() ||
-        streamShards.getNumOccurrences() || decodeBatch.getNumOccurrences())
-      return fail("--batch, --seq, --stream-shards and --decode-batch are the "
-                  "spec's; IR input has its shapes");
+        streamShards.getNumOccurrences() || decodeBatch.getNumOccurrences() ||
+        prefillChunk.getNumOccurrences())
+      return fail("--batch, --seq, --stream-shards, --decode-batch and "
+                  "--prefill-chunk are the spec's; IR input has its shapes");
     if (llvm::Error e = checkNesting((*buffer)->getBuffer(), inputFile))
       return fail(llvm::toString(std::move(e)));
   } else {
@@ -372,6 +382,18 @@ static int compile(int argc, char **argv) {
   if (decodeBatch < 0 || decodeBatch > 4096)
     return fail("--decode-batch must be between 0 and 4096, got " +
                 llvm::Twine(decodeBatch));
+  if (prefillChunk < 0)
+    return fail("--prefill-chunk must be at least 0, got " +
+                llvm::Twine(prefillChunk));
+  if (spec && prefillChunk > spec->nPositions) {
+    if (prefillChunk.getNumOccurrences())
+      return fail("--prefill-chunk " + llvm::Twine(prefillChunk) +
+                  " exceeds n_positions = " + llvm::Twine(spec->nPositions) +
+                  " in '" + inputFile + "'");
+    prefillChunk = spec->nPositions;
+  }
+  if (decodeBatch == 0)
+    prefillChunk = 0;
   if (streamShards < 1)
     return fail("--stream-shards must be at least 1, got " +
                 llvm::Twine(streamShards));
@@ -443,7 +465,8 @@ static int compile(int argc, char **argv) {
     if (!module)
       return fail("cannot parse '" + inputFile + "' as MLIR");
   } else {
-    module = buildModel(&context, *spec, batch, seq, streamShards, decodeBatch);
+    module = buildModel(&context, *spec, batch, seq, streamShards, decodeBatch,
+                        prefillChunk);
   }
   buildTimer.stop();
   if (failed(verify(*module)))
@@ -550,6 +573,7 @@ static int compile(int argc, char **argv) {
                            *proved, "model.so"};
   contents.adamw = *adamw;
   contents.decodeBatch = decodeBatch;
+  contents.prefillChunk = prefillChunk > 1 ? int64_t(prefillChunk) : 0;
   if (target == Target::CUDA) {
     contents.emulated = emulate;
     contents.entryArgs = std::move(entryArgs);

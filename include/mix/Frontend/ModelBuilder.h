@@ -30,11 +30,15 @@ namespace mix {
 /// position, state...) -> (logits (Bd,1,V), state...)`: one new token of
 /// each of Bd = decodeBatch sequences at `position` (a 0-d i32), given the
 /// state of the earlier positions (decodeStateTable order), which each
-/// returned state value updates in place (mix.updates).
+/// returned state value updates in place (mix.updates). With
+/// \p prefillChunk > 1 too, `@prefill`: the same for prefillChunk new
+/// tokens a sequence (tokens (Bd,C), logits (Bd,C,V)), at positions
+/// `position .. position + C - 1`.
 OwningOpRef<ModuleOp> buildModel(MLIRContext *context, const ModelSpec &spec,
                                  int64_t batch, int64_t seq,
                                  int64_t streamShards = 1,
-                                 int64_t decodeBatch = 0);
+                                 int64_t decodeBatch = 0,
+                                 int64_t prefillChunk = 0);
 
 } // namespace mix
 } // namespace mlir

@@ -64,6 +64,9 @@ struct PackageContents {
   /// when the package has no decode step. Recorded, with the state's
   /// buffers (decodeStateTable), as entries.decode.
   int64_t decodeBatch = 0;
+  /// The positions one call of @prefill takes (mixc --prefill-chunk); 0
+  /// when there is none. Recorded as entries.prefill.
+  int64_t prefillChunk = 0;
 };
 
 /// The manifest of a package, as JSON.

@@ -65,6 +65,15 @@ public:
               int32_t position, const std::vector<float *> &state,
               float *logits) const;
 
+  /// The decode step for Manifest::decode->prefillChunk (C) new tokens of
+  /// each sequence (batch * C ids, row-major), at positions \p position ..
+  /// position + C - 1; writes their logits (batch * C * vocab floats). The
+  /// caller keeps position + C within Manifest::decode->positions.
+  void prefill(const std::vector<const float *> &params, const int32_t *tokens,
+               int32_t position, const std::vector<float *> &state,
+               float *logits) const;
+  bool hasPrefill() const { return prefillEntry != nullptr; }
+
   /// The compiled update (docs/models.md §7): clips the gradients by their global
   /// norm, then takes one AdamW step, writing the new parameters and
   /// moments over \p params, \p m and \p v. \p hyper is [lr, 1 - beta1^t,
@@ -170,6 +179,11 @@ public:
 private:
   using Entry = mix_entry_point_fn;
   Entry lookup(const char *symbol) const;
+  /// Calls the decode or prefill entry with \p len tokens a sequence.
+  void step(Entry entry, const char *name, int index, int64_t len,
+            const std::vector<const float *> &params, const int32_t *tokens,
+            int32_t position, const std::vector<float *> &state,
+            float *logits) const;
   /// Fails unless the library's compiled-in manifest (mixc's
   /// mix_package_manifest) is the manifest that was read, checksum aside.
   void checkEmbeddedManifest(const std::string &path);
@@ -191,7 +205,7 @@ private:
   int ncclRanks = 0;
   void *handle = nullptr;
   Entry forwardEntry = nullptr, gradEntry = nullptr, adamwEntry = nullptr,
-        logitsEntry = nullptr, decodeEntry = nullptr;
+        logitsEntry = nullptr, decodeEntry = nullptr, prefillEntry = nullptr;
   /// The device side of a cuda package (null for cpu packages).
   struct Device;
   std::unique_ptr<Device> device;

@@ -103,6 +103,9 @@ struct Manifest {
   /// them, each float32 of the given shape.
   struct Decode {
     int64_t batch = 0, positions = 0;
+    /// The positions one call of mix_prefill takes (entries.prefill.chunk);
+    /// 0 when the package has no prefill step.
+    int64_t prefillChunk = 0;
     struct State {
       std::string name;
       std::vector<int64_t> shape;

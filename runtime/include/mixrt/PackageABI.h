@@ -35,6 +35,7 @@ extern "C" {
 #define MIX_ADAMW_SYMBOL "mix_adamw"
 #define MIX_LOGITS_SYMBOL "mix_logits"
 #define MIX_DECODE_SYMBOL "mix_decode"
+#define MIX_PREFILL_SYMBOL "mix_prefill"
 typedef void (*mix_entry_point_fn)(void **args);
 
 /* The arguments of each entry point, for a model of N parameters (in the
@@ -49,7 +50,9 @@ typedef void (*mix_entry_point_fn)(void **args);
  *   mix_decode (optional: entries.decode in the manifest): the N
  *     parameters, the tokens (int32, (Bd, 1)), the position (one int32),
  *     the decode state (entries.decode.state, float32), then the logits
- *     (Bd, 1, V); the state is written over in place. */
+ *     (Bd, 1, V); the state is written over in place;
+ *   mix_prefill (optional: entries.prefill): as mix_decode for C tokens a
+ *     sequence ((Bd, C) in, (Bd, C, V) out), C = entries.prefill.chunk. */
 #define MIX_NUM_BATCH_INPUTS 2
 #define MIX_NUM_LOSS_OUTPUTS 3
 

@@ -92,7 +92,25 @@ CompiledModel::CompiledModel(const Manifest &manifest) : manifest(manifest) {
            ": entries.decode.arg_bytes is missing (recompile the package "
            "with mixc)");
     decodeEntry = lookup(MIX_DECODE_SYMBOL);
+    if (manifest.decode->prefillChunk > 1) {
+      if (cuda && !manifest.entryArgs.count("prefill"))
+        fail(manifest.manifestPath,
+             ": entries.prefill.arg_bytes is missing (recompile the package "
+             "with mixc)");
+      prefillEntry = lookup(MIX_PREFILL_SYMBOL);
+    }
   }
+}
+
+void CompiledModel::prefill(const std::vector<const float *> &params,
+                            const int32_t *tokens, int32_t position,
+                            const std::vector<float *> &state,
+                            float *logits) const {
+  if (!prefillEntry)
+    fail(manifest.packagePath, " has no prefill step (compiled with "
+                               "--prefill-chunk 0 or 1)");
+  step(prefillEntry, "prefill", 5, manifest.decode->prefillChunk, params,
+       tokens, position, state, logits);
 }
 
 void CompiledModel::decode(const std::vector<const float *> &params,
@@ -102,13 +120,21 @@ void CompiledModel::decode(const std::vector<const float *> &params,
   if (!decodeEntry)
     fail(manifest.packagePath, " has no decode step (compiled with "
                                "--decode-batch 0)");
+  step(decodeEntry, "decode", 4, 1, params, tokens, position, state, logits);
+}
+
+void CompiledModel::step(Entry entry, const char *name, int index, int64_t len,
+                         const std::vector<const float *> &params,
+                         const int32_t *tokens, int32_t position,
+                         const std::vector<float *> &state,
+                         float *logits) const {
   const Manifest::Decode &d = *manifest.decode;
   if (state.size() != d.state.size())
-    fail("internal error: the decode step takes ", d.state.size(),
+    fail("internal error: the ", name, " step takes ", d.state.size(),
          " state buffers, got ", state.size());
-  if (position < 0 || position >= d.positions)
-    fail("internal error: decode position ", position, " outside [0, ",
-         d.positions, ")");
+  if (position < 0 || position + len > d.positions)
+    fail("internal error: ", name, " positions [", position, ", ",
+         position + len, ") outside [0, ", d.positions, ")");
   std::vector<void *> args;
   for (const float *p : params)
     args.push_back(const_cast<float *>(p));
@@ -116,7 +142,7 @@ void CompiledModel::decode(const std::vector<const float *> &params,
   args.push_back(&position);
   args.insert(args.end(), state.begin(), state.end());
   args.push_back(logits);
-  call(decodeEntry, "decode", 4, args.data(), args.size());
+  call(entry, name, index, args.data(), args.size());
 }
 
 void CompiledModel::logits(const std::vector<const float *> &params,

@@ -343,6 +343,21 @@ Manifest mixrt::parseManifest(const std::string &text,
       entries && entries->isObject()) {
     if (const json::Value *decode = entries->find("decode"))
       manifest.decode = parseDecode(reader, *decode, manifest);
+    if (const json::Value *prefill = entries->find("prefill")) {
+      if (!manifest.decode)
+        reader.error(*prefill, "entries.prefill",
+                     "a prefill step without "
+                     "a decode step");
+      if (!prefill->isObject())
+        reader.error(*prefill, "entries.prefill",
+                     "expected an object, got " + Reader::describe(*prefill));
+      manifest.decode->prefillChunk =
+          reader.getInteger(*prefill, "entries.prefill.", "chunk", 2);
+      if (manifest.decode->prefillChunk > manifest.decode->positions)
+        reader.error(*prefill->find("chunk"), "entries.prefill.chunk",
+                     concat("expected at most entries.decode.positions (",
+                            manifest.decode->positions, ")"));
+    }
     for (const json::Member &member : entries->getObject()) {
       const std::string &name = member.key;
       const json::Value &entry = member.value;

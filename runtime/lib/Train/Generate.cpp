@@ -101,6 +101,8 @@ sampleCached(CompiledModel &model, const Manifest &manifest,
     statePtrs.push_back(s.data());
   std::vector<float> logits(size_t(rows * v));
   std::vector<int32_t> tokens(static_cast<size_t>(rows));
+  std::vector<int32_t> chunkTokens(size_t(rows * d.prefillChunk));
+  std::vector<float> chunkLogits(size_t(rows * d.prefillChunk * v));
   std::vector<std::vector<TokenId>> context(used, prompt), out(used);
   int32_t position = 0;
   // Feeds the last \p count tokens of each context from position 0, with
@@ -111,11 +113,28 @@ sampleCached(CompiledModel &model, const Manifest &manifest,
     // A cuda package keeps the state on the device between calls (the
     // host's zeros uploaded when the first call reads them).
     model.keepOnDevice(state, /*upload=*/false);
-    size_t len = context[0].size();
-    for (position = 0; size_t(position) < count; ++position) {
+    size_t len = context[0].size(), first = len - count;
+    auto token = [&](int64_t r, size_t i) {
+      return int32_t(context[size_t(r) < used ? r : 0][first + i]);
+    };
+    // Whole chunks through the prefill step, the rest a position a call;
+    // the logits of the last position fed are the ones sampled from.
+    size_t chunk = size_t(d.prefillChunk);
+    position = 0;
+    while (chunk > 1 && size_t(position) + chunk <= count) {
       for (int64_t r = 0; r < rows; ++r)
-        tokens[r] = int32_t(
-            context[size_t(r) < used ? r : 0][len - count + size_t(position)]);
+        for (size_t i = 0; i < chunk; ++i)
+          chunkTokens[size_t(r) * chunk + i] = token(r, size_t(position) + i);
+      model.prefill(params, chunkTokens.data(), position, statePtrs,
+                    chunkLogits.data());
+      position += int32_t(chunk);
+      for (int64_t r = 0; r < rows; ++r)
+        std::copy_n(&chunkLogits[(size_t(r) * chunk + chunk - 1) * size_t(v)],
+                    size_t(v), &logits[size_t(r) * size_t(v)]);
+    }
+    for (; size_t(position) < count; ++position) {
+      for (int64_t r = 0; r < rows; ++r)
+        tokens[r] = token(r, size_t(position));
       model.decode(params, tokens.data(), position, statePtrs, logits.data());
     }
   };

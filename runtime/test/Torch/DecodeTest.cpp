@@ -2,10 +2,12 @@
 //
 // A package's @decode advances each sequence one position a call, with
 // the keys and values of the earlier positions (and a context gate's
-// running sum) in its state. Fed a batch one position at a time from
-// position 0, its logits must be those the whole forward (@logits) computes
-// at every position, for every architecture and gating, on the CPU and on
-// the CUDA emulator; and sampling through either gives the same tokens.
+// running sum) in its state; @prefill does the same for a chunk of
+// positions. Fed a batch from position 0, two chunks through @prefill and
+// the rest one position at a time, their logits must be those the whole
+// forward (@logits) computes at every position, for every architecture and
+// gating, on the CPU and on the CUDA emulator; and sampling through either
+// gives the same tokens.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,21 +66,35 @@ double decodeDeviation(const Config &c) {
     state.emplace_back(st.numElements, 0.0f);
     ptrs.push_back(state.back().data());
   }
-  std::vector<float> step(size_t(b * v));
-  std::vector<int32_t> column(static_cast<size_t>(b));
+  // The first two chunks through the prefill step (C positions a call),
+  // the rest a position a call.
+  int64_t chunk = manifest.decode->prefillChunk;
+  EXPECT_GT(chunk, 1) << "no prefill step";
+  int64_t prefilled =
+      chunk > 1 ? std::min<int64_t>(2 * chunk, s) / chunk * chunk : 0;
+  std::vector<float> step(size_t(b * std::max<int64_t>(chunk, 1) * v));
+  std::vector<int32_t> column(size_t(b * std::max<int64_t>(chunk, 1)));
   double worst = 0, scale = 0;
-  for (int64_t pos = 0; pos < s; ++pos) {
+  for (int64_t pos = 0; pos < s;) {
+    int64_t len = pos < prefilled ? chunk : 1;
     for (int64_t r = 0; r < b; ++r)
-      column[r] = tokens[r * s + pos];
-    model.decode(p.ptrs, column.data(), int32_t(pos), ptrs, step.data());
+      for (int64_t i = 0; i < len; ++i)
+        column[size_t(r * len + i)] = tokens[r * s + pos + i];
+    if (len > 1)
+      model.prefill(p.ptrs, column.data(), int32_t(pos), ptrs, step.data());
+    else
+      model.decode(p.ptrs, column.data(), int32_t(pos), ptrs, step.data());
     for (int64_t r = 0; r < b; ++r)
-      for (int64_t i = 0; i < v; ++i) {
-        float want = full[size_t((r * s + pos) * v + i)];
-        float got = step[size_t(r * v + i)];
-        EXPECT_TRUE(std::isfinite(got)) << "position " << pos << " row " << r;
-        worst = std::max(worst, double(std::fabs(got - want)));
-        scale = std::max(scale, double(std::fabs(want)));
-      }
+      for (int64_t q = 0; q < len; ++q)
+        for (int64_t i = 0; i < v; ++i) {
+          float want = full[size_t((r * s + pos + q) * v + i)];
+          float got = step[size_t((r * len + q) * v + i)];
+          EXPECT_TRUE(std::isfinite(got))
+              << "position " << pos + q << " row " << r;
+          worst = std::max(worst, double(std::fabs(got - want)));
+          scale = std::max(scale, double(std::fabs(want)));
+        }
+    pos += len;
   }
   double deviation = worst / std::max(scale, 1e-30);
   char text[32];
@@ -160,12 +176,13 @@ TEST_P(EmulatedDecode, SamplesTheSameWithTheStateOnTheDevice) {
 }
 
 /// Every architecture and gating, a decode batch of two sequences of 16
-/// positions, the package's whole n_positions.
+/// positions, the package's whole n_positions, and a prefill chunk of 3
+/// (the samplers' prompt is one chunk).
 std::vector<Config> configs() {
   Config dense;
   dense.name = "dense";
   dense.seq = 16;
-  dense.mixcFlags = "--decode-batch 2";
+  dense.mixcFlags = "--decode-batch 2 --prefill-chunk 3";
   std::vector<Config> out{dense};
   for (const char *gating :
        {"simple", "multi_head", "context_aware", "adaptive"}) {
