@@ -144,32 +144,38 @@ LogicalResult LayerNormOp::verify() {
   return expectShape(*this, "result", getResult(), in);
 }
 
-LogicalResult AttentionOp::verify() {
-  if (!getPrefixK() != !getPrefixV())
-    return emitOpError("prefix_k and prefix_v must be given together");
-  std::optional<ArrayRef<int64_t>> prefixK;
-  if (getPrefixK())
-    prefixK = shapeOf(getPrefixK());
+/// The sizes of an attention with a fused projection \p qkv and optional
+/// prefixes, or an error at \p op naming what does not fit.
+static FailureOr<AttentionShape> verifyAttention(Operation *op, Value qkv,
+                                                 Value prefixK, Value prefixV,
+                                                 int64_t heads) {
+  if (!prefixK != !prefixV) {
+    op->emitOpError("prefix_k and prefix_v must be given together");
+    return failure();
+  }
+  std::optional<ArrayRef<int64_t>> prefixShape;
+  if (prefixK)
+    prefixShape = shapeOf(prefixK);
   FailureOr<AttentionShape> s =
-      getAttentionShape(*this, shapeOf(getQkv()), prefixK, getHeads());
-  if (failed(s) ||
-      (getPrefixV() &&
-       failed(expectShape(*this, "prefix_v", getPrefixV(), s->prefixShape()))))
+      getAttentionShape(op, shapeOf(qkv), prefixShape, heads);
+  if (failed(s) || (prefixV && failed(expectShape(op, "prefix_v", prefixV,
+                                                  s->prefixShape()))))
+    return failure();
+  return s;
+}
+
+LogicalResult AttentionOp::verify() {
+  FailureOr<AttentionShape> s =
+      verifyAttention(*this, getQkv(), getPrefixK(), getPrefixV(), getHeads());
+  if (failed(s))
     return failure();
   return expectShape(*this, "result", getResult(), s->resultShape());
 }
 
 LogicalResult CachedAttentionOp::verify() {
-  if (!getPrefixK() != !getPrefixV())
-    return emitOpError("prefix_k and prefix_v must be given together");
-  std::optional<ArrayRef<int64_t>> prefixK;
-  if (getPrefixK())
-    prefixK = shapeOf(getPrefixK());
   FailureOr<AttentionShape> s =
-      getAttentionShape(*this, shapeOf(getQkv()), prefixK, getHeads());
-  if (failed(s) ||
-      (getPrefixV() &&
-       failed(expectShape(*this, "prefix_v", getPrefixV(), s->prefixShape()))))
+      verifyAttention(*this, getQkv(), getPrefixK(), getPrefixV(), getHeads());
+  if (failed(s))
     return failure();
   ArrayRef<int64_t> cache = shapeOf(getKCache());
   if (cache.size() != 4 || cache[0] != s->batch || cache[1] != s->heads ||
