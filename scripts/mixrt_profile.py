@@ -1,6 +1,6 @@
 """The report mix-run prints with MIXRT_CUDA_PROFILE=1 (docs/cuda.md, "The
 profile and the H200 estimate"), as regular expressions: one heading a
-report (with the CUDA graphs launched, if any), its table of kernels (name, launches, bytes read, bytes written,
+report (with the NCCL all-reduces and the CUDA graphs launched, if any), its table of kernels (name, launches, bytes read, bytes written,
 float operations on the CUDA cores and on the tensor cores; "?" where the
 compiler made no estimate) and of product sites (site,
 calls, batch x m x n x k, GFLOP), and the H200 estimate line after it.
@@ -19,7 +19,9 @@ HEADING = re.compile(
     r"\((?P<gflop>[0-9.e+-]+) GFLOP, (?P<precision>TF32|BF16)\); copies: "
     r"(?P<h2d>\d+) to the device \((?P<h2d_bytes>\d+) bytes\), (?P<d2h>\d+) "
     r"from it \((?P<d2h_bytes>\d+) bytes\), (?P<d2d>\d+) on it "
-    r"\((?P<d2d_bytes>\d+) bytes\)(?:; (?P<graphs>\d+) CUDA graph launches "
+    r"\((?P<d2d_bytes>\d+) bytes\)(?:; NCCL all-reduces: (?P<collectives>\d+) "
+    r"\((?P<collective_bytes>\d+) bytes, (?P<wire_bytes>\d+) sent a rank\))?"
+    r"(?:; (?P<graphs>\d+) CUDA graph launches "
     r"\((?P<graph_nodes>\d+) of the above in them\))?$")
 KERNEL = re.compile(
     r"^  (\S+)\s+(\d+)\s+(-?\d+|\?)\s+(-?\d+|\?)\s+(-?\d+|\?)"
@@ -31,4 +33,5 @@ ESTIMATE = re.compile(
     r"(?P<kernels>[0-9.e+-]+) ms .* arithmetic (?P<arithmetic>[0-9.e+-]+) "
     r"ms .* products (?P<products>[0-9.e+-]+) ms "
     r"\+ launches (?P<launches>[0-9.e+-]+) ms .* copies "
-    r"(?P<copies>[0-9.e+-]+) ms")
+    r"(?P<copies>[0-9.e+-]+) ms [^+]*"
+    r"(?:\+ all-reduces (?P<collectives>[0-9.e+-]+) ms)?")

@@ -13,7 +13,10 @@
  *    has joined, then unlinks the name, so nothing is left in /dev/shm
  *    whatever happens later (the mappings keep the memory alive);
  *  - ncclAllReduce (ncclFloat32; ncclSum or ncclAvg; in place or not) runs
- *    synchronously, as the emulator's streams do. The buffers must lie in
+ *    synchronously, as the emulator's streams do; on a capturing stream it
+ *    is checked and recorded as a node of the graph, and runs when the
+ *    graph is launched (every rank's graph must then hold the same
+ *    collectives in the same order, as with NCCL). The buffers must lie in
  *    live device allocations of the emulator's arena. They go through the
  *    segment in chunks of kChunk floats: each rank copies its chunk into its
  *    staging buffer, waits at a barrier for every rank, and then sums the
@@ -533,6 +536,64 @@ static ncclResult_t reduce(ncclComm_t comm, const float *send, float *recv,
   return ncclSuccess;
 }
 
+/* Runs a checked all-reduce: at once, or as a node of a graph. */
+static ncclResult_t runAllReduce(ncclComm_t comm, const void *sendbuff,
+                                 void *recvbuff, size_t count, ncclRedOp_t op) {
+  if (mixemuCountOnly()) /* checked, not run: no data moves */
+    return ncclSuccess;
+  if (comm->asyncError != ncclSuccess)
+    return failWith(comm->asyncError,
+                    "ncclAllReduce: an earlier collective of this "
+                    "communicator failed (%s)",
+                    describe(comm->asyncError));
+  mixemuDeviceAccess(1);
+  ncclResult_t result =
+      reduce(comm, (const float *)sendbuff, (float *)recvbuff, count, op);
+  mixemuDeviceAccess(0);
+  if (result != ncclSuccess) {
+    comm->asyncError = result;
+    markFailed(comm, lastMessage);
+  }
+  return result;
+}
+
+/* An all-reduce recorded by a capture: it runs, with every rank's, when
+   the graph is launched (the ranks' graphs must hold their collectives in
+   the same order, as with NCCL). */
+typedef struct {
+  ncclComm_t comm;
+  const void *send;
+  void *recv;
+  size_t count;
+  ncclRedOp_t op;
+} AllReduceNode;
+
+static CUresult runAllReduceNode(void *payload) {
+  AllReduceNode *n = (AllReduceNode *)payload;
+  if (runAllReduce(n->comm, n->send, n->recv, n->count, n->op) == ncclSuccess)
+    return CUDA_SUCCESS;
+  return mixemuError(CUDA_ERROR_LAUNCH_FAILED,
+                     "an ncclAllReduce node of the graph failed: %s",
+                     lastMessage);
+}
+
+static ncclResult_t captureAllReduce(CUgraph graph, ncclComm_t comm,
+                                     const void *send, void *recv, size_t count,
+                                     ncclRedOp_t op) {
+  AllReduceNode *n = (AllReduceNode *)calloc(1, sizeof *n);
+  if (!n)
+    return failWith(ncclSystemError, "ncclAllReduce: no memory to capture it");
+  n->comm = comm;
+  n->send = send;
+  n->recv = recv;
+  n->count = count;
+  n->op = op;
+  if (mixemuAddNode(graph, runAllReduceNode, n, "ncclAllReduce") !=
+      CUDA_SUCCESS)
+    return failWith(ncclSystemError, "ncclAllReduce: %s", mixemu_last_error());
+  return ncclSuccess;
+}
+
 ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
                            ncclDataType_t datatype, ncclRedOp_t op,
                            ncclComm_t comm, cudaStream_t stream) {
@@ -563,13 +624,6 @@ ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
   if (mixemuCaptureOf((CUstream)stream, what, &graph) != CUDA_SUCCESS)
     return failWith(ncclUnhandledCudaError, "%s: %s", what,
                     mixemu_last_error());
-  if (graph) {
-    mixemuCheckNotCapturing((CUstream)stream, what); /* invalidates it */
-    return failWith(ncclInvalidUsage,
-                    "%s on a capturing stream: the emulated NCCL does not "
-                    "capture collectives (the capture is invalidated)",
-                    what);
-  }
   if (count == 0)
     return ncclSuccess;
   if (count > SIZE_MAX / sizeof(float))
@@ -586,16 +640,9 @@ ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
                     "%s: the send and receive buffers overlap without being "
                     "the same (in place)",
                     what);
-  if (mixemuCountOnly()) /* checked, not run: no data moves */
-    return ncclSuccess;
-  mixemuDeviceAccess(1);
-  result = reduce(comm, (const float *)sendbuff, (float *)recvbuff, count, op);
-  mixemuDeviceAccess(0);
-  if (result != ncclSuccess) {
-    comm->asyncError = result;
-    markFailed(comm, lastMessage);
-  }
-  return result;
+  if (graph)
+    return captureAllReduce(graph, comm, sendbuff, recvbuff, count, op);
+  return runAllReduce(comm, sendbuff, recvbuff, count, op);
 }
 
 /* ---- How the support code finds this library --------------------------- */

@@ -17,6 +17,9 @@
  *  - mixrt_nccl_*: the gradients' average over the ranks of a multi-GPU
  *    run, on the devices, through NCCL (opened only when a run needs it),
  *    with a deadline so that a dead rank ends the run instead of hanging;
+ *  - mix_comm_rank and mix_comm_all_reduce: a package with sharded
+ *    streams (--stream-shards) sums its partial values over the stream
+ *    group with NCCL inside each call, on the package's stream;
  *  - mixrt_device_begin_graph: every call of an entry point after the
  *    first as one CUDA graph, captured once and launched after;
  *  - mixrt_device_profile: with MIXRT_CUDA_PROFILE=1, what the device did
@@ -267,13 +270,14 @@ void mgpuMemFree(void *ptr, CUstream s) {
    frees its allocations and plans its pool. Returns 0, or -1 with the
    first error's message in mixrt_device_error(). */
 static void endCapture(void);
+static int waitForStep(void);
 static int replaying; /* this call launched its entry's graph */
 
 int mixrt_device_end(void) {
   if (capturingEntry >= 0)
     endCapture();
   if (ready)
-    checkCu(cuStreamSynchronize(stream), "the kernels of the step");
+    waitForStep();
   Plan *plan = currentEntry >= 0 && !replaying ? &plans[currentEntry] : NULL;
   replaying = 0;
   if (plan && !plan->planned) {
@@ -493,6 +497,12 @@ static void printProfile(const char *title) {
       (unsigned long long)counts.copyBytes[1],
       (unsigned long long)counts.copies[2],
       (unsigned long long)counts.copyBytes[2]);
+  if (counts.collectives && len > 0 && (size_t)len < sizeof line)
+    len += snprintf(line + len, sizeof line - (size_t)len,
+                    "; NCCL all-reduces: %llu (%llu bytes, %llu sent a rank)",
+                    (unsigned long long)counts.collectives,
+                    (unsigned long long)counts.collectiveBytes,
+                    (unsigned long long)counts.collectiveWireBytes);
   if (counts.graphLaunches && len > 0 && (size_t)len < sizeof line)
     snprintf(line + len, sizeof line - (size_t)len,
              "; %llu CUDA graph launches (%llu of the above in them)",
@@ -633,8 +643,12 @@ static int profileDelta(Graph *g) {
   }
   d->kernelFlops = now.kernelFlops - d->kernelFlops;
   d->kernelMmaFlops = now.kernelMmaFlops - d->kernelMmaFlops;
+  d->collectives = now.collectives - d->collectives;
+  d->collectiveBytes = now.collectiveBytes - d->collectiveBytes;
+  d->collectiveWireBytes = now.collectiveWireBytes - d->collectiveWireBytes;
   d->graphLaunches = 1;
-  d->graphNodes = d->launches + d->matmuls + d->memsets + d->copies[2];
+  d->graphNodes =
+      d->launches + d->matmuls + d->memsets + d->copies[2] + d->collectives;
   /* Kernels and sites first seen in the call count from 0. */
   uint64_t *launches = (uint64_t *)realloc(
       g->launches,
@@ -680,6 +694,9 @@ static void profileReplay(const Graph *g) {
   }
   counts.kernelFlops += d->kernelFlops;
   counts.kernelMmaFlops += d->kernelMmaFlops;
+  counts.collectives += d->collectives;
+  counts.collectiveBytes += d->collectiveBytes;
+  counts.collectiveWireBytes += d->collectiveWireBytes;
   counts.graphLaunches += 1;
   counts.graphNodes += d->graphNodes;
   for (int64_t i = 0; i < g->numKernels && i < numKernelCounts; ++i)
@@ -1179,6 +1196,7 @@ enum {
   kNcclSuccess = 0,
   kNcclInProgress = 7,
   kNcclFloat32 = 7,
+  kNcclSum = 0,
   kNcclAvg = 4
 };
 #if __has_include(<nccl.h>)
@@ -1187,7 +1205,7 @@ _Static_assert(sizeof(MixNcclId) == sizeof(ncclUniqueId), "ncclUniqueId");
 _Static_assert(kNcclSuccess == ncclSuccess && kNcclInProgress == ncclInProgress,
                "ncclResult_t");
 _Static_assert(kNcclFloat32 == ncclFloat32, "ncclDataType_t");
-_Static_assert(kNcclAvg == ncclAvg, "ncclRedOp_t");
+_Static_assert(kNcclAvg == ncclAvg && kNcclSum == ncclSum, "ncclRedOp_t");
 #endif
 
 static struct {
@@ -1202,8 +1220,12 @@ static struct {
   int (*commAbort)(MixNcclCommRef);
   int (*commDestroy)(MixNcclCommRef);
   const char *(*getErrorString)(int);
+  /* The data-parallel ranks' communicator (mixrt_nccl_init), and the stream
+     group's (mixrt_nccl_init_streams), with this rank's place in it. */
   MixNcclCommRef comm;
   int ranks;
+  MixNcclCommRef streams;
+  int streamRanks, streamRank;
   double timeout;
 } nccl;
 
@@ -1285,25 +1307,47 @@ int mixrt_nccl_unique_id(void *id) {
   return 0;
 }
 
-/* Joins the communicator of `ranks` ranks with the id from
+/* Joins *comm, a communicator of `ranks` ranks with the id from
    mixrt_nccl_unique_id. Blocks until every rank has joined (the runtime
-   bounds the wait). Later collectives give up after timeout seconds. */
-int mixrt_nccl_init(const void *id, int ranks, int rank, double timeout) {
+   bounds the wait). */
+static int joinCommunicator(MixNcclCommRef *comm, const void *id, int ranks,
+                            int rank, double timeout, const char *what) {
   if (!loadNccl() || !initDevice())
     return -1;
-  if (nccl.comm) {
-    setError("mixrt_nccl_init", "the communicator exists already");
+  if (*comm) {
+    setError(what, "the communicator exists already");
     return -1;
   }
   MixNcclId joined;
   memcpy(&joined, id, sizeof joined);
-  if (!checkNccl(nccl.commInitRank(&nccl.comm, ranks, joined, rank),
+  if (!checkNccl(nccl.commInitRank(comm, ranks, joined, rank),
                  "ncclCommInitRank")) {
-    nccl.comm = NULL;
+    *comm = NULL;
     return -1;
   }
-  nccl.ranks = ranks;
   nccl.timeout = timeout;
+  return 0;
+}
+
+/* The data-parallel ranks' communicator. Later collectives give up after
+   timeout seconds. */
+int mixrt_nccl_init(const void *id, int ranks, int rank, double timeout) {
+  if (joinCommunicator(&nccl.comm, id, ranks, rank, timeout,
+                       "mixrt_nccl_init") != 0)
+    return -1;
+  nccl.ranks = ranks;
+  return 0;
+}
+
+/* The stream group's communicator (a package compiled with
+   --stream-shards): the sums inside the compiled code run over it. */
+int mixrt_nccl_init_streams(const void *id, int ranks, int rank,
+                            double timeout) {
+  if (joinCommunicator(&nccl.streams, id, ranks, rank, timeout,
+                       "mixrt_nccl_init_streams") != 0)
+    return -1;
+  nccl.streamRanks = ranks;
+  nccl.streamRank = rank;
   return 0;
 }
 
@@ -1313,11 +1357,65 @@ static double now(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* Counts `launches` NCCL launches of all-reduces of `floats` in all over
+   `ranks` ranks in the profile (the all-reduces of one NCCL group are one
+   launch). */
+static void profileCollective(uint64_t launches, uint64_t floats, int ranks) {
+  uint64_t bytes = floats * sizeof(float);
+  counts.collectives += launches;
+  counts.collectiveBytes += bytes;
+  counts.collectiveWireBytes +=
+      ranks > 1 ? 2 * (uint64_t)(ranks - 1) * bytes / (uint64_t)ranks : 0;
+}
+
+/* Waits for the package's stream, on which collectives of the
+   communicators in comms[0..count) may run. A rank that died or stalls
+   shows as no progress: after the timeout every one of them is aborted
+   (which ends its kernels) and the wait fails, so a run never hangs in
+   NCCL. */
+static int waitForRanks(MixNcclCommRef *const *comms, int count,
+                        const char *what) {
+  double deadline = now() + nccl.timeout;
+  for (int polls = 0;; ++polls) {
+    CUresult done = cuStreamQuery(stream);
+    if (done == CUDA_SUCCESS)
+      return 0;
+    if (done != CUDA_ERROR_NOT_READY) {
+      checkCu(done, what);
+      return -1;
+    }
+    int stuck = now() > deadline;
+    for (int i = 0; i < count && !stuck; ++i) {
+      int async = kNcclSuccess;
+      stuck = !checkNccl(nccl.commGetAsyncError(*comms[i], &async),
+                         "ncclCommGetAsyncError") ||
+              (async != kNcclInProgress && !checkNccl(async, what));
+    }
+    if (stuck) {
+      if (!failed()) {
+        char detail[256];
+        snprintf(detail, sizeof detail,
+                 "no reply from the other ranks in %g s (a rank died or "
+                 "stalled; MIXRT_RANK_TIMEOUT sets the limit)",
+                 nccl.timeout);
+        setError(what, detail);
+      }
+      for (int i = 0; i < count; ++i) {
+        nccl.commAbort(*comms[i]);
+        *comms[i] = NULL;
+      }
+      return -1;
+    }
+    if (polls > 1000) {
+      struct timespec pause = {0, 100000};
+      nanosleep(&pause, NULL);
+    }
+  }
+}
+
 /* Replaces each of the count float buffers by its mean over the ranks, in
-   place, in one NCCL group on the package's stream; waits for it. A rank
-   that died or stalls shows as no progress: after the timeout the
-   communicator is aborted (which ends its kernels) and the call fails, so
-   a run never hangs in NCCL. */
+   place, in one NCCL group on the package's stream; waits for it (with
+   the deadline of waitForRanks). */
 int mixrt_nccl_average(void *const *buffers, const uint64_t *floats,
                        int count) {
   if (!nccl.comm) {
@@ -1328,47 +1426,61 @@ int mixrt_nccl_average(void *const *buffers, const uint64_t *floats,
     return -1;
   if (!checkNccl(nccl.groupStart(), "ncclGroupStart"))
     return -1;
-  for (int i = 0; i < count; ++i)
+  for (int i = 0; i < count; ++i) {
     if (!checkNccl(nccl.allReduce(buffers[i], buffers[i], (size_t)floats[i],
                                   kNcclFloat32, kNcclAvg, nccl.comm, stream),
                    "ncclAllReduce")) {
       nccl.groupEnd();
       return -1;
     }
+    if (profileOn())
+      profileCollective(i == 0, floats[i], nccl.ranks);
+  }
   if (!checkNccl(nccl.groupEnd(), "ncclGroupEnd"))
     return -1;
-  double deadline = now() + nccl.timeout;
-  for (int polls = 0;; ++polls) {
-    CUresult done = cuStreamQuery(stream);
-    if (done == CUDA_SUCCESS)
-      return 0;
-    if (done != CUDA_ERROR_NOT_READY) {
-      checkCu(done, "averaging across the ranks");
-      return -1;
-    }
-    int async = kNcclSuccess;
-    if (!checkNccl(nccl.commGetAsyncError(nccl.comm, &async),
-                   "ncclCommGetAsyncError") ||
-        (async != kNcclInProgress &&
-         !checkNccl(async, "averaging across the ranks")) ||
-        now() > deadline) {
-      if (!failed()) {
-        char detail[256];
-        snprintf(detail, sizeof detail,
-                 "no reply from the other ranks in %g s (a rank died or "
-                 "stalled; MIXRT_RANK_TIMEOUT sets the limit)",
-                 nccl.timeout);
-        setError("averaging across the ranks with NCCL", detail);
-      }
-      nccl.commAbort(nccl.comm);
-      nccl.comm = NULL;
-      return -1;
-    }
-    if (polls > 1000) {
-      struct timespec pause = {0, 100000};
-      nanosleep(&pause, NULL);
-    }
+  MixNcclCommRef *comms[] = {&nccl.comm};
+  return waitForRanks(comms, 1, "averaging across the ranks with NCCL");
+}
+
+/* Waits for the call's work: with the deadline of waitForRanks when it
+   may hold the stream group's sums, which wait for the other ranks. */
+static int waitForStep(void) {
+  const char *what = "the kernels of the step";
+  if (!nccl.streams)
+    return checkCu(cuStreamSynchronize(stream), what) ? 0 : -1;
+  MixNcclCommRef *comms[] = {&nccl.streams};
+  return waitForRanks(comms, 1, what);
+}
+
+/* ---- Sums over a stream group (mix.all_reduce) -------------------------- */
+
+/* The compiled code of a package with sharded streams reads its rank (a
+   host value: the offsets of its parts) and sums partial values over the
+   group in place, on the device: an NCCL all-reduce queued on the
+   package's stream, between the kernels that produce and consume the
+   buffer (and captured with them in the call's CUDA graph). Unconnected,
+   the package is rank 0 of one and the sum is the identity. Weak only
+   because the unit tests link the CPU support code, which has its own,
+   beside this file (compiled into the emulator's library); a package has
+   one support file. */
+
+__attribute__((weak)) int64_t mix_comm_rank(void) { return nccl.streamRank; }
+
+__attribute__((weak)) void mix_comm_all_reduce(float *base, int64_t offset,
+                                               int64_t count) {
+  if (failed() || count <= 0 || nccl.streamRanks <= 1)
+    return;
+  if (!nccl.streams) {
+    setError("the sum over the stream ranks", "the stream group's NCCL "
+                                              "communicator was aborted");
+    return;
   }
+  float *data = base + offset;
+  if (checkNccl(nccl.allReduce(data, data, (size_t)count, kNcclFloat32,
+                               kNcclSum, nccl.streams, stream),
+                "ncclAllReduce (the partial sums of the sharded streams)") &&
+      profileOn())
+    profileCollective(1, (uint64_t)count, nccl.streamRanks);
 }
 
 /* ---- Unloading --------------------------------------------------------- */
@@ -1376,7 +1488,9 @@ int mixrt_nccl_average(void *const *buffers, const uint64_t *floats,
 __attribute__((destructor)) static void releaseDevice(void) {
   if (nccl.comm)
     nccl.commDestroy(nccl.comm);
-  nccl.comm = NULL;
+  if (nccl.streams)
+    nccl.commDestroy(nccl.streams);
+  nccl.comm = nccl.streams = NULL;
   for (int64_t i = 0; i < siteCapacity; ++i)
     if (sites[i].ready) {
       cublasLtMatrixLayoutDestroy(sites[i].a);

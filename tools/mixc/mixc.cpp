@@ -406,9 +406,6 @@ static int compile(int argc, char **argv) {
                   " does not divide cmollm.streams = " +
                   llvm::Twine(spec->cmollm.streams) + " in '" + inputFile +
                   "'");
-    if (target == Target::CUDA)
-      return fail("--stream-shards is not yet supported with --target cuda "
-                  "(the collectives are CPU-only)");
   }
   if (target == Target::CUDA && emit == Stage::Buffers)
     return fail("--emit buffers is the CPU target's stage; the CUDA target "
@@ -574,12 +571,12 @@ static int compile(int argc, char **argv) {
   contents.adamw = *adamw;
   contents.decodeBatch = decodeBatch;
   contents.prefillChunk = prefillChunk > 1 ? int64_t(prefillChunk) : 0;
+  contents.streamShards = streamShards;
   if (target == Target::CUDA) {
     contents.emulated = emulate;
     contents.entryArgs = std::move(entryArgs);
     contents.precision = cuda.matmul == MatmulPrecision::BF16 ? "bf16" : "tf32";
   } else {
-    contents.streamShards = streamShards;
     contents.precision = precision == Precision::BF16 ? "bf16" : "fp32";
   }
   if (failed(phase("pack the entry points", [&](OpPassManager &pm) {

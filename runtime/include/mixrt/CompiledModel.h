@@ -91,8 +91,10 @@ public:
 
   /// Connects a stream-sharded package (Manifest::streamShards > 1) to the
   /// ranks it runs on: this rank computes its part of the streams and the
-  /// compiled code sums the parts over \p comm. Fails unless \p comm has
-  /// exactly streamShards ranks. Nothing to do for other packages.
+  /// compiled code sums the parts over \p comm (a cuda package over an
+  /// NCCL communicator of the same ranks, joined here: collective). Fails
+  /// unless \p comm has exactly streamShards ranks. Nothing to do for
+  /// other packages.
   void connect(Communicator &comm);
 
   /// Where this rank's part of parameter \p i starts in the whole tensor
@@ -131,8 +133,7 @@ public:
   //===--------------------------------------------------------------------===//
 
   /// Whether keepOnDevice keeps anything: a cuda package, unless
-  /// MIXRT_CUDA_RESIDENT=0, and not stream-sharded (its calls take parts
-  /// of the tensors; mixc refuses --stream-shards for cuda today anyway).
+  /// MIXRT_CUDA_RESIDENT=0.
   bool keepsOnDevice() const;
 
   /// Keeps each of \p tensors in device memory from now on, its host copy
@@ -143,6 +144,12 @@ public:
   /// never reaches the device. The tensors must not be resized or freed
   /// until releaseDeviceCopies(). Nothing when !keepsOnDevice().
   void keepOnDevice(std::vector<std::vector<float>> &tensors, bool upload);
+  /// The same for \p tensors one a parameter, whole, in the manifest's
+  /// order (the parameters, their gradients, a moment): of a stream-sharded
+  /// parameter, only this rank's part is kept (what the calls take); the
+  /// rest of its host copy is never read by them.
+  void keepParametersOnDevice(std::vector<std::vector<float>> &tensors,
+                              bool upload);
 
   /// Makes every kept tensor's host copy current: downloads each one a
   /// call has written since. Call it before reading kept tensors on the

@@ -64,7 +64,9 @@ typedef void (*mix_entry_point_fn)(void **args);
 
 /* The runtime connects a package compiled with --stream-shards to its
  * communicator; the compiled code then sums partial values over the ranks
- * in place (mix.all_reduce). Unconnected, a package is rank 0 of one. */
+ * in place (mix.all_reduce). Unconnected, a package is rank 0 of one. A
+ * cuda package has no mix_set_communicator: its sums run on the device
+ * over NCCL (mixrt_nccl_init_streams below), on device pointers. */
 typedef void (*mix_all_reduce_fn)(void *context, float *data, int64_t count);
 void mix_set_communicator(void *context, int64_t rank, mix_all_reduce_fn sum);
 int64_t mix_comm_rank(void);
@@ -210,6 +212,13 @@ int mixrt_device_download(void *host, const void *device, uint64_t size);
 int mixrt_nccl_unique_id(void *id);
 int mixrt_nccl_init(const void *id, int ranks, int rank, double timeout);
 int mixrt_nccl_average(void *const *buffers, const uint64_t *floats, int count);
+/* The stream group of a package compiled with --stream-shards R: joins its
+ * NCCL communicator (the id from mixrt_nccl_unique_id, made by the group's
+ * first rank), after which mix_comm_rank is `rank` and mix_comm_all_reduce
+ * sums over the group on the device, on the package's stream (captured in
+ * the call's CUDA graph). Optional: packages from before lack it. */
+int mixrt_nccl_init_streams(const void *id, int ranks, int rank,
+                            double timeout);
 
 /* The per-call profile (MIXRT_CUDA_PROFILE=1 in the environment): what the
  * device did since the last mixrt_device_profile call. Kernel bytes and
@@ -232,6 +241,15 @@ typedef struct {
   uint64_t graphLaunches; /* CUDA graphs launched (calls run as graphs) */
   uint64_t graphNodes;    /* the launches, products, memsets and copies on
                              the device among the above that ran in them */
+  /* NCCL all-reduces (the sums over a stream group inside a call, the
+     gradients' average over the data ranks after grad): how many NCCL
+     launches (the all-reduces of one group are one), their payload, and
+     what each rank sends over the links in a ring all-reduce of R ranks
+     (2 (R - 1) / R of the payload). Appended: a package from before
+     leaves them 0. */
+  uint64_t collectives;
+  uint64_t collectiveBytes;
+  uint64_t collectiveWireBytes;
 } mixrt_device_profile_t;
 
 /* Copies the counts since the last call into *out and starts new ones;
@@ -260,6 +278,7 @@ int mixrt_device_profile(mixrt_device_profile_t *out, const char *title,
 #define MIXRT_NCCL_UNIQUE_ID_SYMBOL "mixrt_nccl_unique_id"
 #define MIXRT_NCCL_INIT_SYMBOL "mixrt_nccl_init"
 #define MIXRT_NCCL_AVERAGE_SYMBOL "mixrt_nccl_average"
+#define MIXRT_NCCL_INIT_STREAMS_SYMBOL "mixrt_nccl_init_streams"
 
 #ifdef __cplusplus
 } /* extern "C" */

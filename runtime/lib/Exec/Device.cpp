@@ -49,6 +49,8 @@ CompiledModel::Device::bind(void *handle, const char *&missing) {
     return nullptr;
   device->profile = reinterpret_cast<decltype(device->profile)>(
       ::dlsym(handle, MIXRT_DEVICE_PROFILE_SYMBOL));
+  device->ncclInitStreams = reinterpret_cast<decltype(device->ncclInitStreams)>(
+      ::dlsym(handle, MIXRT_NCCL_INIT_STREAMS_SYMBOL));
   if (cudaGraphsWanted())
     device->beginGraph = reinterpret_cast<decltype(device->beginGraph)>(
         ::dlsym(handle, MIXRT_DEVICE_BEGIN_GRAPH_SYMBOL));
@@ -194,10 +196,26 @@ static bool useNccl(int ranks) {
 
 void CompiledModel::Device::joinNccl(const Manifest &manifest,
                                      Communicator &data) {
+  join(manifest, data, ncclInit, "the NCCL communicator");
+}
+
+void CompiledModel::Device::joinStreamGroup(const Manifest &manifest,
+                                            Communicator &streams) {
+  if (!ncclInitStreams)
+    fail(manifest.packagePath, "/", *manifest.library,
+         ": the cuda package's code has no '", MIXRT_NCCL_INIT_STREAMS_SYMBOL,
+         "' (recompile the package with mixc)");
+  join(manifest, streams, ncclInitStreams,
+       "the stream group's NCCL communicator");
+}
+
+void CompiledModel::Device::join(const Manifest &manifest, Communicator &data,
+                                 decltype(&mixrt_nccl_init) init,
+                                 const char *what) {
   char id[128] = {};
   if (data.isRoot() && ncclUniqueId(id) != 0)
-    failWith(manifest, "making the NCCL communicator's id");
-  data.broadcast(id, sizeof id, "the NCCL communicator's id");
+    failWith(manifest, concat("making ", what, "'s id").c_str());
+  data.broadcast(id, sizeof id, concat(what, "'s id"));
   // ncclCommInitRank waits for every rank to join and has no deadline of
   // its own: a watchdog ends this rank (and so the launcher ends the run)
   // if they do not.
@@ -212,13 +230,13 @@ void CompiledModel::Device::joinNccl(const Manifest &manifest,
       return;
     std::fprintf(stderr,
                  "mix-run: error: rank %d of %d: the other ranks did not "
-                 "join the NCCL communicator in %g s (a rank died or stalled; "
+                 "join %s in %g s (a rank died or stalled; "
                  "MIXRT_RANK_TIMEOUT sets the limit); ending the run\n",
-                 data.getRank(), data.getSize(), timeout);
+                 data.getRank(), data.getSize(), what, timeout);
     std::fflush(stderr);
     std::_Exit(1);
   });
-  int status = ncclInit(id, data.getSize(), data.getRank(), timeout);
+  int status = init(id, data.getSize(), data.getRank(), timeout);
   {
     std::lock_guard<std::mutex> lock(mutex);
     joined = true;
@@ -226,7 +244,7 @@ void CompiledModel::Device::joinNccl(const Manifest &manifest,
   joinedCondition.notify_one();
   watchdog.join();
   if (status != 0)
-    failWith(manifest, "joining the NCCL communicator");
+    failWith(manifest, concat("joining ", what).c_str());
 }
 
 void CompiledModel::connectDevices(Communicator &data) {

@@ -53,6 +53,8 @@ struct CompiledModel::Device {
   decltype(&mixrt_nccl_average) ncclAverage;
   /// Optional (packages from before the profile lack it).
   decltype(&mixrt_device_profile) profile = nullptr;
+  /// Optional (packages from before cuda stream shards lack it).
+  decltype(&mixrt_nccl_init_streams) ncclInitStreams = nullptr;
   /// Optional (packages from before CUDA graphs lack it); null also when
   /// MIXRT_CUDA_GRAPH=0: every call runs the entry's host code.
   decltype(&mixrt_device_begin_graph) beginGraph = nullptr;
@@ -108,9 +110,10 @@ struct CompiledModel::Device {
 
   /// Downloads every kept buffer whose host copy is stale.
   void syncToHost(const Manifest &manifest);
-  /// Downloads the kept buffer at \p host if its host copy is stale;
-  /// nothing if \p host is not kept.
-  void syncToHost(const Manifest &manifest, const void *host);
+  /// Downloads the kept buffers within the \p bytes at \p host (the
+  /// whole tensor, or this rank's part of a stream-sharded one) whose host
+  /// copies are stale.
+  void syncToHost(const Manifest &manifest, const void *host, uint64_t bytes);
 
   /// Frees every kept buffer's device copy and forgets it; the host copies
   /// stay as they are (stale ones stale).
@@ -125,8 +128,16 @@ struct CompiledModel::Device {
   /// Joins the NCCL communicator of the ranks of \p data (its id sent from
   /// rank 0 over \p data), within the rank timeout.
   void joinNccl(const Manifest &manifest, Communicator &data);
+  /// The same for the stream group \p streams of a package compiled with
+  /// --stream-shards: its compiled code sums over it.
+  void joinStreamGroup(const Manifest &manifest, Communicator &streams);
 
 private:
+  /// Joins the communicator of \p ranks through \p init (what the error
+  /// calls \p what).
+  void join(const Manifest &manifest, Communicator &ranks,
+            decltype(&mixrt_nccl_init) init, const char *what);
+
   /// The kept buffer at \p host if there is one, checked against argument
   /// \p i of entry \p name (\p bytes long): a pointer into a kept buffer
   /// other than its start, or a kept buffer of another size, is an error.

@@ -23,7 +23,8 @@ RooflineEstimate mixrt::estimateH200(const mixrt_device_profile_t &p) {
   e.bf16 = p.matmulBF16;
   e.products = std::max(p.matmulFlops / peak,
                         double(p.matmulBytes) / H200::kMemoryBandwidth);
-  uint64_t launched = p.launches + p.matmuls + p.memsets + p.copies[2];
+  uint64_t launched =
+      p.launches + p.matmuls + p.memsets + p.copies[2] + p.collectives;
   uint64_t inGraphs = std::min(p.graphNodes, launched);
   e.launches = double(launched - inGraphs) * H200::kLaunchSeconds +
                double(inGraphs) * H200::kGraphNodeSeconds +
@@ -32,6 +33,8 @@ RooflineEstimate mixrt::estimateH200(const mixrt_device_profile_t &p) {
   e.copies = double(p.copyBytes[0] + p.copyBytes[1]) / H200::kCopyBandwidth +
              double(p.copies[0] + p.copies[1]) * H200::kCopySeconds +
              2 * double(p.copyBytes[2]) / H200::kMemoryBandwidth;
+  e.collectives = double(p.collectiveWireBytes) / H200::kLinkBandwidth +
+                  double(p.collectives) * H200::kCollectiveSeconds;
   return e;
 }
 
@@ -54,23 +57,31 @@ void mixrt::accumulate(mixrt_device_profile_t &a,
     a.copies[i] += b.copies[i];
     a.copyBytes[i] += b.copyBytes[i];
   }
+  a.collectives += b.collectives;
+  a.collectiveBytes += b.collectiveBytes;
+  a.collectiveWireBytes += b.collectiveWireBytes;
 }
 
 std::string mixrt::formatEstimate(const RooflineEstimate &e) {
-  char text[512];
+  std::string collectives =
+      e.collectives > 0
+          ? concat(" + all-reduces ", e.collectives * 1e3,
+                   " ms (NVLink 450 GB/s a direction, 10 us each)")
+          : "";
+  char text[768];
   std::snprintf(text, sizeof text,
                 "H200 estimate (a roofline sum, not a measurement): %.4g ms = "
                 "kernels %.4g ms (bytes at 4.8 TB/s) + arithmetic %.4g ms "
                 "(FP32 at 67 TFLOP/s, mma at %s) + products %.4g ms + "
                 "launches %.4g ms (%s) + copies %.4g ms (PCIe ~50 "
-                "GB/s, 10 us each)",
+                "GB/s, 10 us each)%s",
                 e.total() * 1e3, e.kernels * 1e3, e.arithmetic * 1e3,
                 e.bf16 ? "BF16's 989" : "TF32's 494", e.products * 1e3,
                 e.launches * 1e3,
                 e.graphs ? "1 us each in a CUDA graph, 10 us a graph, 3 us "
                            "outside"
                          : "3 us each",
-                e.copies * 1e3);
+                e.copies * 1e3, collectives.c_str());
   return text;
 }
 

@@ -41,6 +41,13 @@ struct H200 {
   /// GB/s a direction in theory), plus about 10 us a copy.
   static constexpr double kCopyBandwidth = 50e9;
   static constexpr double kCopySeconds = 10e-6;
+  /// NCCL all-reduces between the GPUs of one node: NVLink 4 at 900 GB/s a
+  /// GPU (both directions together), so 450 GB/s for what a rank sends
+  /// (mixrt_device_profile_t::collectiveWireBytes: a ring's 2 (R - 1) / R
+  /// of the payload), plus about 10 us a collective (NCCL's latency within
+  /// a node). Assumptions until a device measures them.
+  static constexpr double kLinkBandwidth = 450e9;
+  static constexpr double kCollectiveSeconds = 10e-6;
 };
 
 /// The estimate's parts, in seconds.
@@ -50,10 +57,11 @@ struct RooflineEstimate {
   double products = 0; // the products at the tensor-core peak or HBM
   double launches = 0; // every launch (kernels, products, memsets)
   double copies = 0;   // host-device copies over PCIe, device copies
+  double collectives = 0; // NCCL all-reduces over NVLink
   bool bf16 = false;   // the tensor cores' rate: bf16's, else tf32's
   bool graphs = false; // some calls ran as CUDA graphs
   double total() const {
-    return kernels + arithmetic + products + launches + copies;
+    return kernels + arithmetic + products + launches + copies + collectives;
   }
 };
 
@@ -65,8 +73,9 @@ struct RooflineEstimate {
 /// the products take the longer of their FLOPs at the tensor-core peak of
 /// their precision and their bytes at HBM
 /// bandwidth; every launch costs kLaunchSeconds, or kGraphNodeSeconds in
-/// a CUDA graph (and kGraphLaunchSeconds a graph); copies cross PCIe. The
-/// parts are added: nothing overlaps, as on one stream.
+/// a CUDA graph (and kGraphLaunchSeconds a graph); copies cross PCIe;
+/// NCCL all-reduces send their ring's bytes over NVLink. The parts are
+/// added: nothing overlaps, as on one stream.
 RooflineEstimate estimateH200(const mixrt_device_profile_t &p);
 
 /// Adds \p b's counts to \p a.

@@ -71,10 +71,11 @@ void CompiledModel::Device::syncToHost(const Manifest &manifest) {
 }
 
 void CompiledModel::Device::syncToHost(const Manifest &manifest,
-                                       const void *host) {
-  auto it = kept.find(host);
-  if (it != kept.end())
-    makeHostCurrent(manifest, host, it->second);
+                                       const void *host, uint64_t bytes) {
+  const char *end = static_cast<const char *>(host) + bytes;
+  for (auto it = kept.lower_bound(host);
+       it != kept.end() && static_cast<const char *>(it->first) < end; ++it)
+    makeHostCurrent(manifest, it->first, it->second);
 }
 
 void CompiledModel::Device::release() {
@@ -118,7 +119,7 @@ void CompiledModel::Device::wroteOnDevice(void *host, Kept &k) {
 //===----------------------------------------------------------------------===//
 
 bool CompiledModel::keepsOnDevice() const {
-  return device && device->residencyWanted && manifest.streamShards <= 1;
+  return device && device->residencyWanted;
 }
 
 void CompiledModel::keepOnDevice(std::vector<std::vector<float>> &tensors,
@@ -134,10 +135,24 @@ void CompiledModel::syncToHost() {
     device->syncToHost(manifest);
 }
 
+void CompiledModel::keepParametersOnDevice(
+    std::vector<std::vector<float>> &tensors, bool upload) {
+  if (!keepsOnDevice())
+    return;
+  if (tensors.size() != manifest.params.size())
+    fail("internal error: ", tensors.size(), " tensors kept as the ",
+         manifest.params.size(), " parameters");
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    size_t part = tensors[i].size() / size_t(manifest.params[i].streamShards);
+    device->keep(manifest, tensors[i].data() + getShardOffset(i),
+                 part * sizeof(float), upload);
+  }
+}
+
 void CompiledModel::syncToHost(const std::vector<std::vector<float>> &tensors) {
   if (device)
     for (const std::vector<float> &t : tensors)
-      device->syncToHost(manifest, t.data());
+      device->syncToHost(manifest, t.data(), t.size() * sizeof(float));
 }
 
 void CompiledModel::releaseDeviceCopies() {

@@ -2,12 +2,16 @@
 //
 // Stream parallelism (mixc --stream-shards): each rank's code computes its
 // part of the stream kernels and sums the partial values over the ranks
-// through the communicator the runtime connects; the runtime passes each
-// sharded parameter's part, and gathers whole tensors back.
+// through the communicator the runtime connects (on the CPU, the runtime's
+// MPI sum; in a cuda package, an NCCL communicator of the group that the
+// support code sums over on the device); the runtime passes each sharded
+// parameter's part, and gathers whole tensors back.
 //
 //===----------------------------------------------------------------------===//
 
 #include "mixrt/CompiledModel.h"
+
+#include "Device.h"
 
 #include "mixrt/Error.h"
 #include "mixrt/Init.h"
@@ -44,6 +48,11 @@ void CompiledModel::connect(Communicator &comm) {
          manifest.streamShards, "): run it under mpirun -np ",
          manifest.streamShards, ", not ", comm.getSize(),
          comm.getSize() == 1 ? " process" : " ranks");
+  if (device) {
+    device->joinStreamGroup(manifest, comm);
+    streamRank = comm.getRank();
+    return;
+  }
   auto set = reinterpret_cast<decltype(&mix_set_communicator)>(
       ::dlsym(handle, MIX_SET_COMMUNICATOR_SYMBOL));
   if (!set)

@@ -189,7 +189,7 @@ mixrt::generate(CompiledModel &model, const Manifest &manifest,
       resident.emplace_back(given[i], given[i] + n);
       params[i] = resident.back().data();
     }
-    model.keepOnDevice(resident, /*upload=*/true);
+    model.keepParametersOnDevice(resident, /*upload=*/true);
   }
   std::vector<std::vector<TokenId>> out;
   bool cached = o.method == GenerateOptions::Method::Cache && model.hasDecode();

@@ -385,7 +385,9 @@ void Trainer::keepMetricsUpToCheckpoint() {
 void Trainer::announce() const {
   if (root && streamSharded)
     std::cerr << "mix-run: stream-parallel over " << manifest.streamShards
-              << " ranks (" << comm.getName() << "): each computes "
+              << " ranks ("
+              << (manifest.target == "cuda" ? "NCCL" : comm.getName())
+              << "): each computes "
               << manifest.spec.find("cmollm")->find("streams")->getInteger() /
                      manifest.streamShards
               << " of the cMoLLM streams\n";
@@ -395,7 +397,8 @@ void Trainer::announce() const {
                  "optimizer state)\n";
   if (root && dataRanks > 1)
     std::cerr << "mix-run: data-parallel over " << dataRanks << " ranks ("
-              << comm.getName() << "): " << dataRanks << " x " << manifest.batch
+              << (model.averagesOverRanks() ? "NCCL" : comm.getName())
+              << "): " << dataRanks << " x " << manifest.batch
               << " sequences a step\n";
 }
 
@@ -408,9 +411,9 @@ void Trainer::keepStateOnDevice() {
   if (!model.keepsOnDevice())
     return;
   for (Tensors *group : {&state.params, &state.m, &state.v})
-    model.keepOnDevice(*group, /*upload=*/true);
+    model.keepParametersOnDevice(*group, /*upload=*/true);
   if (dataRanks == 1 || model.averagesOverRanks())
-    model.keepOnDevice(grads, /*upload=*/false);
+    model.keepParametersOnDevice(grads, /*upload=*/false);
   model.reportDeviceStep("the upload of the training state");
 }
 
