@@ -54,38 +54,16 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-MIXC=$BUILD/bin/mixc
-MIXRUN=$BUILD/bin/mix-run
-for tool in "$MIXC" "$MIXRUN"; do
-  if [ ! -x "$tool" ]; then
-    echo "cuda-estimate.sh: no $tool (build it: ninja -C $BUILD mixc mix-run)" >&2
-    exit 1
-  fi
-done
+# shellcheck source=benchmarks/cuda-common.sh
+source "$ROOT/benchmarks/cuda-common.sh"
+cuda_bench_tools cuda-estimate.sh
 TIME=()
 if [ -x /usr/bin/time ]; then TIME=(/usr/bin/time -v); fi
 
 mkdir -p "$WORK"
 
-# Text to train on: the counts do not depend on it (what the step copies
-# back is zeros in count-only mode), but the trainer needs a batch of
-# B (S + 1) tokens. The byte tokenizer reads any text.
 DATA=$WORK/data
-if [ ! -s "$DATA/train.txt" ]; then
-  mkdir -p "$DATA"
-  python3 - "$DATA" <<'EOF'
-import random, sys
-r = random.Random(0)
-words = "the of and to a in that is was he for it with as his on be at by".split()
-for name, size in (("train.txt", 1 << 20), ("val.txt", 1 << 18)):
-    text, n = [], 0
-    while n < size:
-        w = r.choice(words)
-        text.append(w)
-        n += len(w) + 1
-    open(f"{sys.argv[1]}/{name}", "w").write(" ".join(text) + "\n")
-EOF
-fi
+cuda_bench_data "$DATA"
 
 # Packages from before 2026-12-02 grew the stack with every launch of a
 # host loop (the reductions over the rows launched a kernel a token, 1.6

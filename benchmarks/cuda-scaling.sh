@@ -58,14 +58,9 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-MIXC=$BUILD/bin/mixc
-MIXRUN=$BUILD/bin/mix-run
-for tool in "$MIXC" "$MIXRUN"; do
-  if [ ! -x "$tool" ]; then
-    echo "cuda-scaling.sh: no $tool (build it: ninja -C $BUILD mixc mix-run)" >&2
-    exit 1
-  fi
-done
+# shellcheck source=benchmarks/cuda-common.sh
+source "$ROOT/benchmarks/cuda-common.sh"
+cuda_bench_tools cuda-scaling.sh
 if ! command -v mpirun > /dev/null; then
   echo "cuda-scaling.sh: no mpirun (scripts/setup.sh installs Open MPI)" >&2
   exit 1
@@ -77,20 +72,7 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=none
 
 mkdir -p "$WORK/specs" "$WORK/data"
 # Text to train on: the counts do not depend on it.
-if [ ! -s "$WORK/data/train.txt" ]; then
-  python3 - "$WORK/data" <<'EOF'
-import random, sys
-r = random.Random(0)
-words = "the of and to a in that is was he for it with as his on be at by".split()
-for name, size in (("train.txt", 1 << 20), ("val.txt", 1 << 18)):
-    text, n = [], 0
-    while n < size:
-        w = r.choice(words)
-        text.append(w)
-        n += len(w) + 1
-    open(f"{sys.argv[1]}/{name}", "w").write(" ".join(text) + "\n")
-EOF
-fi
+cuda_bench_data "$WORK/data"
 
 # The spec of N streams and L layers, from the GPT-2-small cMoLLM's.
 spec() {
@@ -123,8 +105,8 @@ run_config() {
   fi
   echo "cuda-scaling.sh: two steps of $(basename "$dir") on $ranks ranks, counted only" >&2
   rm -rf "$dir/run" "$dir"/rank.*.log
-  if ! env MIXEMU_COUNT_ONLY=1 MIXRT_CUDA_PROFILE=1 nice -n 10 \
-      RANKLOG=$dir mpirun -np "$ranks" -x RANKLOG sh -c 'exec "$0" "$@" 2> "$RANKLOG/rank.$OMPI_COMM_WORLD_RANK.log"' \
+  if ! env MIXEMU_COUNT_ONLY=1 MIXRT_CUDA_PROFILE=1 RANKLOG="$dir" nice -n 10 \
+      mpirun -np "$ranks" -x RANKLOG sh -c 'exec "$0" "$@" 2> "$RANKLOG/rank.$OMPI_COMM_WORLD_RANK.log"' \
       "$MIXRUN" train "$dir/package" --data "$WORK/data" --steps 2 \
       --eval-batches 1 --eval-every 1000 --out "$dir/run" > "$dir/train.out" 2>&1; then
     grep -hv "^  " "$dir"/rank.*.log | tail -n 3 >&2

@@ -25,7 +25,12 @@ LAYERS = 12
 PARTS = ("total", "kernels", "arithmetic", "products", "launches", "copies",
          "collectives")
 COUNTS = ("launches", "products", "collectives", "collective_bytes",
-          "wire_bytes", "read", "written")
+          "wire_bytes", "read", "written", "gflop", "product_bytes")
+# The runtime's estimate of the products (runtime/lib/Exec/DeviceProfile.h):
+# the longer of their FLOPs at the tensor cores' peak and their bytes at
+# HBM bandwidth, over the step's totals.
+PRODUCT_PEAK = {"BF16": 989e12, "TF32": 494e12}
+HBM = 4.8e12
 
 
 def report(path):
@@ -39,6 +44,7 @@ def report(path):
         e = ESTIMATE.match(line)
         if heading and e and e["title"] == heading["title"]:
             counts = {k: float(heading[k] or 0) for k in COUNTS}
+            counts["precision"] = heading["precision"]
             parts = {k: float(e[k] or 0) for k in PARTS}
             return counts, parts
     sys.exit(f"cuda_scaling: {path}: no profile of step 2 (did the run fail?)")
@@ -49,6 +55,13 @@ def params(manifest):
     embedding (a lookup)."""
     return sum(math.prod(p["shape"]) for p in manifest["params"]
                if p["name"] != "wpe.weight")
+
+
+def state_bytes(manifest):
+    """A rank's training state: its part of every parameter (the whole of
+    a replicated one), with the gradient and both AdamW moments, float32."""
+    return 16 * sum(math.prod(p["shape"]) // p.get("stream_shards", 1)
+                    for p in manifest["params"])
 
 
 def config(work, n, kind, g):
@@ -64,10 +77,20 @@ def config(work, n, kind, g):
         counts, parts = report(log)
         out.append((counts, parts, manifest))
     (c1, p1, m1), (c2, p2, m2) = out
-    extend = lambda a, b: {k: a[k] + (LAYERS - 1) * (b[k] - a[k]) for k in a}
+    extend = lambda a, b: {k: a[k] + (LAYERS - 1) * (b[k] - a[k]) for k in a
+                           if k != "precision"}
+    counts, est = extend(c1, c2), extend(p1, p2)
+    # The products' part is a maximum of totals, not a sum over layers:
+    # made again from the extended totals.
+    products = 1e3 * max(counts["gflop"] * 1e9 / PRODUCT_PEAK[c1["precision"]],
+                         counts["product_bytes"] / HBM)
+    est["total"] += products - est["products"]
+    est["products"] = products
     return {
-        "counts": extend(c1, c2), "est": extend(p1, p2),
+        "counts": counts, "est": est,
         "n": params(m1) + (LAYERS - 1) * (params(m2) - params(m1)),
+        "state": state_bytes(m1) + (LAYERS - 1) * (state_bytes(m2) -
+                                                   state_bytes(m1)),
         "batch": m1["batch"], "seq": m1["seq"], "d": m1["spec"]["d_model"],
         "shards": m1.get("stream_shards", 1),
     }
@@ -87,8 +110,9 @@ def main():
               f"FLOPs; {one['batch']} x {one['seq']} tokens a step in all\n")
         print("| GPUs | layout | per-GPU batch | estimated step | of it "
               "NCCL all-reduces | NCCL launches, bytes sent a GPU | kernel "
-              "launches + products a GPU | speed-up | efficiency | MFU |")
-        print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+              "launches + products a GPU | training state a GPU | speed-up | "
+              "efficiency | MFU |")
+        print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for g in map(int, gpus):
             for kind in ("streams", "data"):
                 if g == 1 and kind == "data":
@@ -110,6 +134,7 @@ def main():
                       f"| {e['collectives']:.2f} ms ({100 * share:.1f}%) | "
                       f"{k['collectives']:.0f}, {k['wire_bytes'] / 1e6:.1f} MB "
                       f"| {k['launches'] + k['products']:.0f} | "
+                      f"{c['state'] / 2**30:.2f} GiB | "
                       f"{t1 / e['total']:.2f}x | "
                       f"{100 * t1 / (g * e['total']):.0f}% | "
                       f"{100 * model_flops / (g * e['total'] * 1e-3 * BF16_PEAK):.1f}% |")
@@ -117,13 +142,17 @@ def main():
     print("Speed-up: the one-GPU step's estimate over this one's, at the same "
           "global batch; efficiency: the speed-up over the GPUs; MFU = (6 N "
           "+ 12 L d S) x tokens / (step x GPUs x 989e12 FLOP/s). Stream "
-          "shards sum the mixture's partial outputs (one T x d all-reduce a "
-          "layer forward, three backward) over the stream group inside the "
-          "step; data ranks average every gradient after grad (one NCCL "
+          "shards sum over the stream group inside the step, a layer: the "
+          "mixture's partial output forward (T x d_ff), the gradients of "
+          "its replicated input (T x d) and gate and a scalar backward; "
+          "data ranks average every gradient after grad (one NCCL "
           "group). NCCL: 10 us a launch plus what a GPU sends (a ring's "
           "2 (R - 1) / R of the payload) at NVLink's 450 GB/s a direction "
           "(900 GB/s both ways), not overlapped with compute; every other "
-          "part is the one-GPU estimate's (docs/cuda.md).")
+          "part is the one-GPU estimate's (docs/cuda.md). Training state: "
+          "the parameters a GPU holds (its part of the stream kernels, the "
+          "rest whole), their gradients and AdamW moments, float32; "
+          "activations not included.")
 
 
 if __name__ == "__main__":

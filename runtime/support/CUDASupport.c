@@ -482,7 +482,8 @@ static void printProfile(const char *title) {
       "mixrt cuda profile: %s: %llu kernel launches (%lld kernels), "
       "%llu bytes read and %llu written, %.6g GFLOP of arithmetic "
       "and %.6g on the tensor cores (compiler's estimate); %llu "
-      "memsets (%llu bytes); %llu products (%.6g GFLOP, %s); copies: "
+      "memsets (%llu bytes); %llu products (%.6g GFLOP, %llu bytes, %s); "
+      "copies: "
       "%llu to the device (%llu bytes), %llu from it (%llu bytes), %llu "
       "on it (%llu bytes)",
       title ? title : "", (unsigned long long)counts.launches, (long long)used,
@@ -491,6 +492,7 @@ static void printProfile(const char *title) {
       counts.kernelMmaFlops * 1e-9, (unsigned long long)counts.memsets,
       (unsigned long long)counts.memsetBytes,
       (unsigned long long)counts.matmuls, counts.matmulFlops * 1e-9,
+      (unsigned long long)counts.matmulBytes,
       counts.matmulBF16 ? "BF16" : "TF32", (unsigned long long)counts.copies[0],
       (unsigned long long)counts.copyBytes[0],
       (unsigned long long)counts.copies[1],
