@@ -169,6 +169,9 @@ void CompiledModel::Device::reportStep(const std::string &title) {
           ? title
           : concat(title, " (", callsSinceStep,
                    callsSinceStep == 1 ? " call" : " calls", ")");
+  for (const std::string *label : {&dataRankLabel, &streamRankLabel})
+    if (!label->empty())
+      heading += concat(", ", *label);
   mixrt_device_profile_t counts{};
   if (profile(&counts, heading.c_str(), /*print=*/1) == 0)
     std::fprintf(stderr, "mixrt cuda profile: %s: %s\n", heading.c_str(),
@@ -251,6 +254,9 @@ void CompiledModel::connectDevices(Communicator &data) {
   // The variable is checked for every package: a typo is an error even
   // where it would not matter.
   bool nccl = useNccl(data.getSize());
+  if (device && data.getSize() > 1)
+    device->dataRankLabel =
+        concat("data rank ", data.getRank(), " of ", data.getSize());
   if (!device || !nccl)
     return;
   device->joinNccl(manifest, data);

@@ -65,6 +65,10 @@ struct CompiledModel::Device {
   /// The calls, and the copies of kept buffers outside calls (keep,
   /// syncToHost), since the last report.
   int64_t callsSinceStep = 0, transfersSinceStep = 0, reports = 0;
+  /// Which rank's report it is, after the title, when the run has several
+  /// ("data rank 1 of 2", "stream rank 0 of 2", or both): under mpirun the
+  /// ranks' reports share one stderr.
+  std::string dataRankLabel, streamRankLabel;
   /// Each entry point's device buffers for the arguments it does not take
   /// from kept buffers, by argument index (null until first used).
   std::map<std::string, std::vector<void *>> buffers;

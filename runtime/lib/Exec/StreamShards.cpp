@@ -49,6 +49,8 @@ void CompiledModel::connect(Communicator &comm) {
          manifest.streamShards, ", not ", comm.getSize(),
          comm.getSize() == 1 ? " process" : " ranks");
   if (device) {
+    device->streamRankLabel =
+        concat("stream rank ", comm.getRank(), " of ", comm.getSize());
     device->joinStreamGroup(manifest, comm);
     streamRank = comm.getRank();
     return;
