@@ -456,10 +456,17 @@ static void profileProduct(int64_t site, int64_t batch, int64_t m, int64_t n,
   ++s->calls;
   ++counts.matmuls;
   double products = (double)batch;
-  counts.matmulFlops += 2.0 * products * (double)m * (double)n * (double)k;
-  counts.matmulBytes +=
-      (uint64_t)batch * sizeof(float) *
-      (uint64_t)(m * k + k * n + (readsC ? 2 : 1) * m * n + bias);
+  double flops = 2.0 * products * (double)m * (double)n * (double)k;
+  uint64_t bytes = (uint64_t)batch * sizeof(float) *
+                   (uint64_t)(m * k + k * n + (readsC ? 2 : 1) * m * n + bias);
+  counts.matmulFlops += flops;
+  counts.matmulBytes += bytes;
+  double peak = MIXRT_MATMUL_COMPUTE == CUBLAS_COMPUTE_32F_FAST_16BF
+                    ? MIXRT_H200_BF16_FLOPS
+                    : MIXRT_H200_TF32_FLOPS;
+  double computing = flops / peak,
+         moving = (double)bytes / MIXRT_H200_MEMORY_BANDWIDTH;
+  counts.matmulSeconds += computing > moving ? computing : moving;
 }
 
 /* Kernels by their bytes over the counted launches, most first. */
@@ -639,6 +646,7 @@ static int profileDelta(Graph *g) {
   d->matmuls = now.matmuls - d->matmuls;
   d->matmulFlops = now.matmulFlops - d->matmulFlops;
   d->matmulBytes = now.matmulBytes - d->matmulBytes;
+  d->matmulSeconds = now.matmulSeconds - d->matmulSeconds;
   for (int i = 0; i < 3; ++i) {
     d->copies[i] = now.copies[i] - d->copies[i];
     d->copyBytes[i] = now.copyBytes[i] - d->copyBytes[i];
@@ -690,6 +698,7 @@ static void profileReplay(const Graph *g) {
   counts.matmuls += d->matmuls;
   counts.matmulFlops += d->matmulFlops;
   counts.matmulBytes += d->matmulBytes;
+  counts.matmulSeconds += d->matmulSeconds;
   for (int i = 0; i < 3; ++i) {
     counts.copies[i] += d->copies[i];
     counts.copyBytes[i] += d->copyBytes[i];

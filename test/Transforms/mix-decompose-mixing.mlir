@@ -225,6 +225,35 @@ func.func @conv_heads(%x: tensor<2x3x4xf32>, %g: tensor<2x3x2x3xf32>, %k: tensor
 
 // -----
 
+// stack_then_mix, the same convolution: the kernels (3, 6, 4) as one (18, 4)
+// matrix, a view, in one product with the biases (18) after it (the linear
+// layer's form, whose add becomes the product's epilogue); P (6 tokens, 3
+// streams, 2 heads, 3 channels) weighed by the gate (token, stream, head) and
+// summed over the streams: head j's weights scale output chunk j.
+// CHECK-LABEL: func.func @conv_heads_stacked
+// CHECK-SAME:    (%[[X:.*]]: tensor<2x3x4xf32>, %[[G:.*]]: tensor<2x3x2x3xf32>, %[[K:.*]]: tensor<3x6x4xf32>, %[[B:.*]]: tensor<3x6xf32>)
+// CHECK-NEXT:    %[[GT:.*]] = mix.reshape %[[G]] : tensor<2x3x2x3xf32> -> tensor<6x2x3xf32>
+// CHECK-NEXT:    %[[X2:.*]] = mix.reshape %[[X]] : tensor<2x3x4xf32> -> tensor<6x4xf32>
+// CHECK-NEXT:    %[[KF:.*]] = mix.reshape %[[K]] : tensor<3x6x4xf32> -> tensor<18x4xf32>
+// CHECK-NEXT:    %[[BF:.*]] = mix.reshape %[[B]] : tensor<3x6xf32> -> tensor<18xf32>
+// CHECK-NEXT:    %[[P:.*]] = mix.matmul %[[X2]], %[[KF]] transpose_rhs : (tensor<6x4xf32>, tensor<18x4xf32>) -> tensor<6x18xf32>
+// CHECK-NEXT:    %[[BR:.*]] = mix.reshape %[[BF]] : tensor<18xf32> -> tensor<1x18xf32>
+// CHECK-NEXT:    %[[PB:.*]] = mix.add %[[P]], %[[BR]] : tensor<6x18xf32>, tensor<1x18xf32> -> tensor<6x18xf32>
+// CHECK-NEXT:    %[[GS:.*]] = mix.transpose %[[GT]] [0, 2, 1] : tensor<6x2x3xf32> -> tensor<6x3x2xf32>
+// CHECK-NEXT:    %[[W:.*]] = mix.reshape %[[GS]] : tensor<6x3x2xf32> -> tensor<6x3x2x1xf32>
+// CHECK-NEXT:    %[[P4:.*]] = mix.reshape %[[PB]] : tensor<6x18xf32> -> tensor<6x3x2x3xf32>
+// CHECK-NEXT:    %[[WP:.*]] = mix.mul %[[W]], %[[P4]] : tensor<6x3x2x1xf32>, tensor<6x3x2x3xf32> -> tensor<6x3x2x3xf32>
+// CHECK-NEXT:    %[[U:.*]] = mix.reduce_sum %[[WP]] dims [1] : tensor<6x3x2x3xf32> -> tensor<6x1x2x3xf32>
+// CHECK-NEXT:    %[[U2:.*]] = mix.reshape %[[U]] : tensor<6x1x2x3xf32> -> tensor<6x6xf32>
+// CHECK-NEXT:    %[[R:.*]] = mix.reshape %[[U2]] : tensor<6x6xf32> -> tensor<2x3x6xf32>
+// CHECK-NEXT:    return %[[R]]
+func.func @conv_heads_stacked(%x: tensor<2x3x4xf32>, %g: tensor<2x3x2x3xf32>, %k: tensor<3x6x4xf32>, %b: tensor<3x6xf32>) -> tensor<2x3x6xf32> {
+  %u = mix.dynamic_conv %x, %g kernels %k bias %b order stack_then_mix : (tensor<2x3x4xf32>, tensor<2x3x2x3xf32>, tensor<3x6x4xf32>, tensor<3x6xf32>) -> tensor<2x3x6xf32>
+  return %u : tensor<2x3x6xf32>
+}
+
+// -----
+
 // A stacked mixture with a shared bias c: sum_k g_k (x K_k^T + c) is the
 // convolution plus (sum_k g_k) c, the gate's row sum times c (not c
 // alone: sigmoid gates' rows do not sum to one).

@@ -83,15 +83,25 @@ def MixSelectMixingOrderPass : Pass<"mix-select-mixing-order"> {
   let summary = "Choose how each dynamic convolution mixes its kernels";
   let description = [{
     A cost model over the static shapes picks, for every `mix.dynamic_conv`,
-    `apply_then_mix` (one stacked GEMM of `[g_1 x | ... | g_N x]` against the
-    N kernels stacked along their input dimension: `2 T N d f` FLOPs and no
-    `(T,N,f)` intermediate) or `mix_then_apply` (form `Ktilde = sum_k g_k
-    K_k` once per distinct gate row G, then apply it: `2 G N f d + 2 T d f`
-    FLOPs), counting FLOPs and the bytes each moves. Per-token gates
-    (G = T) always favour apply-then-mix; a gate shared across a sequence
-    (G = B) favours mix-then-apply when S is long. Per-head gates split the
-    GEMM into H column blocks, each with its own scaled input. The estimate is
-    reported as a remark and the choice stored in `order`.
+    one of three lowerings, counting the FLOPs and bytes of a training step's
+    forward and backward passes (in 4-byte words) and taking the order with
+    the least `max(FLOPs / balance, bytes)`:
+
+    * `apply_then_mix`: the gate-scaled input `S = [g_1 x | ... | g_N x]`
+      (`T N d` elements, H times that with H gate heads) against each
+      stream's kernel, N products accumulating into the result; backward,
+      `dS` from N products and read twice more. Cheapest in bytes when the
+      output is wide (`f > H d`).
+    * `stack_then_mix`: the N kernels as one `(N f, d)` matrix, one product
+      `P = x Kf^T` (`T N f` elements, the biases in its epilogue) whose
+      N outputs the gate mixes, `u = sum_k g_k P_k`; backward, `dP = g dU`
+      and a linear layer's two products. One product each way instead of N,
+      and no head needs an input of its own: cheapest when `f <= H d`.
+    * `mix_then_apply`: `Ktilde = sum_k g_k K_k` once per distinct gate row
+      G, then applied: the choice for a gate shared by a long sequence
+      (G = B), and only for such a gate with one head.
+
+    The estimate is reported as a remark and the choice stored in `order`.
   }];
   let dependentDialects = ["::mlir::mix::MixDialect"];
   let options = [

@@ -15,9 +15,68 @@ using namespace mlir::mix;
 using namespace mlir::mix::lowering;
 
 namespace {
+/// Reductions of at most this many elements an output are unrolled.
+constexpr int64_t kMaxUnrolledReduction = 8;
+
 template <typename SourceOp, bool IsMax>
 struct ReducePattern : OpRewritePattern<SourceOp> {
   using OpRewritePattern<SourceOp>::OpRewritePattern;
+
+  /// A reduction of at most kMaxUnrolledReduction elements an output (the
+  /// N streams of a mixture, a gate's softmax over N) as an elementwise
+  /// generic that reads the input once for each reduced position (constant
+  /// indices in its maps) and folds them in order: no fill of the output
+  /// first and no read-modify-write of it an element, and the elementwise
+  /// producer fuses into it. The same operations in the same order as the
+  /// loop from the identity (0 + a = a, but for a zero's sign, and
+  /// max(-inf, a) = a).
+  LogicalResult unrolled(SourceOp op, ArrayRef<bool> reduced,
+                         PatternRewriter &rewriter) const {
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType in = tensorType(op.getInput());
+    RankedTensorType out = tensorType(op.getResult());
+    int64_t rank = in.getRank(), count = 1;
+    for (int64_t i = 0; i < rank; ++i)
+      if (reduced[i])
+        count *= in.getDimSize(i);
+    if (count > kMaxUnrolledReduction || !in.hasStaticShape())
+      return failure();
+    SmallVector<AffineMap> maps;
+    SmallVector<int64_t> position(rank, 0);
+    for (int64_t e = 0; e < count; ++e) {
+      SmallVector<AffineExpr> exprs;
+      for (int64_t i = 0; i < rank; ++i)
+        exprs.push_back(reduced[i] ? getAffineConstantExpr(position[i], ctx)
+                                   : getAffineDimExpr(i, ctx));
+      maps.push_back(AffineMap::get(rank, 0, exprs, ctx));
+      // The next reduced position, row-major.
+      for (int64_t i = rank - 1; i >= 0; --i) {
+        if (!reduced[i])
+          continue;
+        if (++position[i] < in.getDimSize(i))
+          break;
+        position[i] = 0;
+      }
+    }
+    maps.push_back(rewriter.getMultiDimIdentityMap(rank));
+    SmallVector<Value> inputs(count, op.getInput());
+    Location loc = op.getLoc();
+    Value empty = tensor::EmptyOp::create(rewriter, loc, out.getShape(),
+                                          out.getElementType());
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, out, inputs, ValueRange{empty}, maps,
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value r = args[0];
+          for (Value a : args.drop_back().drop_front())
+            r = IsMax ? Value(arith::MaximumFOp::create(b, l, r, a))
+                      : Value(arith::AddFOp::create(
+                            b, l, r, a, arith::FastMathFlags::reassoc));
+          linalg::YieldOp::create(b, l, r);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
 
   LogicalResult matchAndRewrite(SourceOp op,
                                 PatternRewriter &rewriter) const override {
@@ -37,6 +96,8 @@ struct ReducePattern : OpRewritePattern<SourceOp> {
       iterators.push_back(reduced[i] ? utils::IteratorType::reduction
                                      : utils::IteratorType::parallel);
     }
+    if (succeeded(unrolled(op, reduced, rewriter)))
+      return success();
     SmallVector<AffineMap> maps{rewriter.getMultiDimIdentityMap(rank),
                                 AffineMap::get(rank, 0, outExprs, ctx)};
     double init = IsMax ? -std::numeric_limits<double>::infinity() : 0.0;

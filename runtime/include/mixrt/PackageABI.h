@@ -250,7 +250,21 @@ typedef struct {
   uint64_t collectives;
   uint64_t collectiveBytes;
   uint64_t collectiveWireBytes;
+  /* Each product's H200 roofline, summed, in seconds: the longer of its
+     FLOPs at the tensor-core peak of its precision and its bytes
+     (matmulBytes' count) at HBM bandwidth, by the figures below. A product
+     bound by its bytes takes that long whatever the others' FLOPs.
+     Appended: a package from before leaves it 0. */
+  double matmulSeconds;
 } mixrt_device_profile_t;
+
+/* The H200 figures of the profile's estimate (SXM, HBM3e): bytes/s and
+ * dense tensor-core FLOP/s with float32 accumulation. The support code
+ * weighs each product by them (matmulSeconds); the runtime's estimate
+ * divides the rest of the counts by them. */
+#define MIXRT_H200_MEMORY_BANDWIDTH 4.8e12
+#define MIXRT_H200_TF32_FLOPS 494e12
+#define MIXRT_H200_BF16_FLOPS 989e12
 
 /* Copies the counts since the last call into *out and starts new ones;
  * with print, first writes them to stderr (by kernel and by product site)

@@ -21,8 +21,11 @@ RooflineEstimate mixrt::estimateH200(const mixrt_device_profile_t &p) {
   double peak = p.matmulBF16 ? H200::kBF16Flops : H200::kTF32Flops;
   e.arithmetic = p.kernelFlops / H200::kFP32Flops + p.kernelMmaFlops / peak;
   e.bf16 = p.matmulBF16;
-  e.products = std::max(p.matmulFlops / peak,
-                        double(p.matmulBytes) / H200::kMemoryBandwidth);
+  // Each product's roofline; a package from before counted only the sums.
+  e.products = p.matmulSeconds > 0
+                   ? p.matmulSeconds
+                   : std::max(p.matmulFlops / peak,
+                              double(p.matmulBytes) / H200::kMemoryBandwidth);
   uint64_t launched =
       p.launches + p.matmuls + p.memsets + p.copies[2] + p.collectives;
   uint64_t inGraphs = std::min(p.graphNodes, launched);
@@ -50,6 +53,7 @@ void mixrt::accumulate(mixrt_device_profile_t &a,
   a.matmuls += b.matmuls;
   a.matmulFlops += b.matmulFlops;
   a.matmulBytes += b.matmulBytes;
+  a.matmulSeconds += b.matmulSeconds;
   a.matmulBF16 = b.matmulBF16;
   a.graphLaunches += b.graphLaunches;
   a.graphNodes += b.graphNodes;

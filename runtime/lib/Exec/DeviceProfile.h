@@ -20,10 +20,10 @@ namespace mixrt {
 /// The H200 (SXM, 141 GB HBM3e) figures the estimate divides by.
 struct H200 {
   /// HBM3e bandwidth, bytes/s.
-  static constexpr double kMemoryBandwidth = 4.8e12;
+  static constexpr double kMemoryBandwidth = MIXRT_H200_MEMORY_BANDWIDTH;
   /// Dense tensor-core peaks, FLOP/s (float32 accumulation).
-  static constexpr double kTF32Flops = 494e12;
-  static constexpr double kBF16Flops = 989e12;
+  static constexpr double kTF32Flops = MIXRT_H200_TF32_FLOPS;
+  static constexpr double kBF16Flops = MIXRT_H200_BF16_FLOPS;
   /// Float32 on the CUDA cores (the kernels' own arithmetic), FLOP/s:
   /// 132 SMs x 128 lanes x 2 (a fused multiply-add) x 1.98 GHz.
   static constexpr double kFP32Flops = 67e12;
@@ -70,12 +70,12 @@ struct RooflineEstimate {
 /// float32 peak of the CUDA cores, their mma.sync at the tensor cores'
 /// peak of the products' precision (mixc --gpu-matmul sets both; added to
 /// their bytes' time: an upper bound for kernels that overlap the two);
-/// the products take the longer of their FLOPs at the tensor-core peak of
-/// their precision and their bytes at HBM
-/// bandwidth; every launch costs kLaunchSeconds, or kGraphNodeSeconds in
-/// a CUDA graph (and kGraphLaunchSeconds a graph); copies cross PCIe;
-/// NCCL all-reduces send their ring's bytes over NVLink. The parts are
-/// added: nothing overlaps, as on one stream.
+/// each product takes the longer of its FLOPs at the tensor-core peak of
+/// its precision and its bytes at HBM bandwidth (summed over products by
+/// the support code); every launch costs kLaunchSeconds, or kGraphNodeSeconds
+/// in a CUDA graph (and kGraphLaunchSeconds a graph); copies cross PCIe; NCCL
+/// all-reduces send their ring's bytes over NVLink. The parts are added:
+/// nothing overlaps, as on one stream.
 RooflineEstimate estimateH200(const mixrt_device_profile_t &p);
 
 /// Adds \p b's counts to \p a.

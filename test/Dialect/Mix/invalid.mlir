@@ -1128,7 +1128,7 @@ func.func @ods_normalization(%m: tensor<2x8x16xf32>, %w: tensor<4x16xf32>, %b: t
 // -----
 
 func.func @ods_mixing_order(%x: tensor<2x8x16xf32>, %g: tensor<2x8x4xf32>, %k: tensor<4x32x16xf32>) -> tensor<2x8x32xf32> {
-  // expected-error @+1 {{for attribute 'order' [apply_then_mix, mix_then_apply]}}
+  // expected-error @+1 {{for attribute 'order' [apply_then_mix, mix_then_apply, stack_then_mix]}}
   %0 = mix.dynamic_conv %x, %g kernels %k order sideways : (tensor<2x8x16xf32>, tensor<2x8x4xf32>, tensor<4x32x16xf32>) -> tensor<2x8x32xf32>
   return %0 : tensor<2x8x32xf32>
 }

@@ -33,9 +33,13 @@
                                     8-byte length field holds LENGTH (default:
                                     the header's length)
   safetensors.py dump FILE          print each tensor: name dtype shape values
-  safetensors.py compare A B TOL    A and B hold the same tensors (names,
+  safetensors.py compare A B TOL [SKIP]
+                                    A and B hold the same tensors (names,
                                     dtypes, shapes) whose values agree: for
-                                    each, max |a - b| <= TOL * max(1, max |a|)
+                                    each, max |a - b| <= TOL * max(1, max |a|);
+                                    the values of tensors whose names match
+                                    the regular expression SKIP are not
+                                    compared
 """
 import json
 import re
@@ -226,6 +230,7 @@ def main(argv):
         a, _ = read(argv[2])
         b, _ = read(argv[3])
         tol = float(argv[4])
+        skip = re.compile(argv[5]) if len(argv) > 5 else None
         if sorted(a) != sorted(b):
             sys.exit("compare: different tensors: %s" % sorted(set(a) ^ set(b)))
         worst, worst_name = 0.0, None
@@ -234,6 +239,8 @@ def main(argv):
             if (dtype, shape) != other[:2]:
                 sys.exit("compare: %s is %s %s in one file and %s %s in the other"
                          % (name, dtype, shape, other[0], other[1]))
+            if skip and skip.fullmatch(name):
+                continue
             scale = max([1.0] + [abs(v) for v in values])
             diff = max([0.0] + [abs(x - y) for x, y in zip(values, other[2])]) / scale
             if not diff <= tol:

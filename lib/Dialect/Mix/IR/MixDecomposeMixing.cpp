@@ -63,11 +63,32 @@ static Value gate(PrimitiveBuilder &pb, GateOp op) {
   return pb.softmax(logits);
 }
 
+/// stack_then_mix: the N kernels as one matrix (N f, d), a view of them,
+/// applied to x in one product with the biases as its epilogue, then the
+/// streams' outputs P (T, N, f) summed with the gate's weights. Gate head
+/// j weighs output chunk j (f/H channels) of every stream, so a head needs
+/// no input of its own: u[t, j, i] = sum_k g[t, j, k] P[t, k, j, i]. The
+/// backward pass is a linear layer's pair of products over dP = g dU.
+static Value stackThenMix(PrimitiveBuilder &pb, Value x, Value gt,
+                          Value kernels, Value bias) {
+  ArrayRef<int64_t> sk = pb.shape(kernels), sg = pb.shape(gt);
+  int64_t n = sk[0], f = sk[1], d = sk[2];
+  int64_t tokens = sg[0], h = sg[1], c = f / h;
+  Value p =
+      pb.linear(pb.reshape(x, {tokens, d}), pb.reshape(kernels, {n * f, d}),
+                bias ? pb.reshape(bias, {n * f}) : Value());
+  Value weights = pb.reshape(pb.transpose(gt, {0, 2, 1}), {tokens, n, h, 1});
+  Value mixed =
+      pb.reduceSum(pb.mul(weights, pb.reshape(p, {tokens, n, h, c})), {1});
+  return pb.reshape(mixed, {tokens, f});
+}
+
 /// The dynamic convolution x (sum_k g_k K_k)^T + sum_k g_k b_k (+ c) in the
 /// given mixing order; shared by mix.dynamic_conv and stacked mix.mixture.
 static Value emitDynamicConv(PrimitiveBuilder &pb, Value x, Value g,
                              Value kernels, Value bias, Value sharedBias,
-                             bool mixThenApply) {
+                             MixingOrder order) {
+  bool mixThenApply = order == MixingOrder::mix_then_apply;
   ArrayRef<int64_t> sx = pb.shape(x), sk = pb.shape(kernels);
   SmallVector<int64_t> lead(sx.drop_back());
   int64_t n = sk[0], f = sk[1], d = sk[2], tokens = product(lead);
@@ -105,7 +126,9 @@ static Value emitDynamicConv(PrimitiveBuilder &pb, Value x, Value g,
   gFull.push_back(n);
   Value gt = pb.reshape(pb.broadcastTo(g, gFull), {tokens, h, n});
   Value u;
-  if (h == 1) {
+  if (order == MixingOrder::stack_then_mix) {
+    u = stackThenMix(pb, x, gt, kernels, bias);
+  } else if (h == 1) {
     Value scaled = pb.mul(pb.reshape(gt, {tokens, n, 1}),
                           pb.reshape(x, {tokens, 1, d})); // (T, N, d)
     for (int64_t k = 0; k < n; ++k) {
@@ -170,7 +193,7 @@ static Value mixture(PrimitiveBuilder &pb, MixtureOp op) {
     return regionMixture(pb, op);
   // sum_k g_k (x K_k^T + b_k + c) = conv + (sum_k g_k) c.
   Value u = emitDynamicConv(pb, op.getInput(), op.getGate(), op.getKernels(),
-                            op.getBias(), Value(), /*mixThenApply=*/false);
+                            op.getBias(), Value(), MixingOrder::apply_then_mix);
   if (Value c = op.getSharedBias()) {
     Value g = op.getGate();
     ArrayRef<int64_t> sg = pb.shape(g);
@@ -222,8 +245,8 @@ Results GateOp::decomposeOperation(OpBuilder &b) {
 Results DynamicConvOp::decomposeOperation(OpBuilder &b) {
   PrimitiveBuilder pb(b, getLoc());
   return one(emitDynamicConv(pb, getInput(), getGate(), getKernels(), getBias(),
-                      getSharedBias(),
-                      getOrder() == MixingOrder::mix_then_apply));
+                             getSharedBias(),
+                             getOrder().value_or(MixingOrder::apply_then_mix)));
 }
 
 Results MixtureOp::decomposeOperation(OpBuilder &b) {

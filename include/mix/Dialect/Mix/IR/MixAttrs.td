@@ -30,7 +30,8 @@ def Mix_GateNormalization : I32EnumAttr<"GateNormalization",
 def Mix_MixingOrder : I32EnumAttr<"MixingOrder",
     "the order in which a dynamic convolution mixes and applies kernels", [
     I32EnumAttrCase<"apply_then_mix", 0>,
-    I32EnumAttrCase<"mix_then_apply", 1>
+    I32EnumAttrCase<"mix_then_apply", 1>,
+    I32EnumAttrCase<"stack_then_mix", 2>
   ]> {
   let cppNamespace = "::mlir::mix";
 }

@@ -410,9 +410,11 @@ def Mix_DynamicConvOp : Mix_Op<"dynamic_conv", [
     for `mix.mixture` (per token, per sequence, or per head).
 
     `order`, chosen by `mix-select-mixing-order`, says how to lower it:
-    `apply_then_mix` runs one stacked GEMM `[g_1 x | ... | g_N x]` against
-    the kernels stacked along their input dimension (no `(T,N,f)`
-    intermediate); `mix_then_apply` forms `Ktilde` once per distinct gate row
+    `apply_then_mix` (the default) scales the input by each stream's gate
+    weights, `[g_1 x | ... | g_N x]`, and applies each stream's kernel to its
+    part (no `(T,N,f)` intermediate); `stack_then_mix` applies the kernels
+    stacked as one `(N f, d)` matrix in one product and mixes the N outputs
+    with the gate; `mix_then_apply` forms `Ktilde` once per distinct gate row
     and applies it (the better choice when a gate is shared by a sequence).
 
     Example:
