@@ -192,6 +192,37 @@ void lowerBackward(FusedCrossEntropyGradBuffersOp op) {
   writeRowGradient(e, op, rows, tid, batch, pos, lse);
 }
 
+/// The allocation of \p buffer itself when it is one: memref.alloc, or
+/// gpu.alloc (mix-memory-to-device's form, after which the allocation is
+/// ordered on the host by a wait before it and one on its token after).
+Operation *allocationOf(Value buffer) {
+  Operation *def = buffer.getDefiningOp();
+  if (isa_and_nonnull<memref::AllocOp>(def) ||
+      (isa_and_nonnull<gpu::AllocOp>(def) && def->getResult(0) == buffer))
+    return def;
+  return nullptr;
+}
+
+/// Moves the allocation \p alloc up before \p before, with a gpu.alloc's
+/// waits: the ones that make its dependencies (used by it alone) and the
+/// ones on its token.
+void moveAllocationBefore(Operation *alloc, Operation *before) {
+  SmallVector<Operation *> chain;
+  if (auto gpuAlloc = dyn_cast<gpu::AllocOp>(alloc))
+    for (Value dep : gpuAlloc.getAsyncDependencies())
+      if (auto wait = dep.getDefiningOp<gpu::WaitOp>();
+          wait && wait->hasOneUse() && wait->getNumOperands() == 0)
+        chain.push_back(wait);
+  chain.push_back(alloc);
+  if (auto gpuAlloc = dyn_cast<gpu::AllocOp>(alloc))
+    if (Value token = gpuAlloc.getAsyncToken())
+      for (Operation *user : token.getUsers())
+        if (isa<gpu::WaitOp>(user))
+          chain.push_back(user);
+  for (Operation *op : chain)
+    op->moveBefore(before);
+}
+
 /// The backward op that can run in \p fwd's launch of rows: the next one
 /// in its block on the same logits, targets and log-sum-exps, its adjoint
 /// and gradient buffers there before \p fwd (or the gradient's allocation
@@ -223,14 +254,13 @@ findPairedBackward(FusedCrossEntropyBuffersOp fwd) {
     Operation *def = root.getDefiningOp();
     if (def && def->getBlock() == fwd->getBlock() &&
         fwd->isBeforeInBlock(def) &&
-        !(v == grad.getDlogits() && def == v.getDefiningOp() &&
-          isa<memref::AllocOp>(def)))
+        !(v == grad.getDlogits() && def == allocationOf(v)))
       return nullptr;
     roots.push_back(root);
   }
+  Operation *alloc = allocationOf(grad.getDlogits());
   for (Operation *op = fwd->getNextNode(); op != grad; op = op->getNextNode()) {
-    if (isa<ViewLikeOpInterface>(op) || isMemoryEffectFree(op) ||
-        (isa<memref::AllocOp>(op) && op->getResult(0) == grad.getDlogits()))
+    if (isa<ViewLikeOpInterface>(op) || isMemoryEffectFree(op) || op == alloc)
       continue;
     if (!llvm::all_of(roots,
                       [&](Value root) { return leavesBufferAlone(op, root); }))
@@ -256,9 +286,9 @@ struct CrossEntropyKernelsPass
         if (grad) {
           // The gradient's buffer, allocated just before the backward op,
           // is needed from the forward op on.
-          if (auto alloc = grad.getDlogits().getDefiningOp<memref::AllocOp>();
+          if (Operation *alloc = allocationOf(grad.getDlogits());
               alloc && fwd->isBeforeInBlock(alloc))
-            alloc->moveBefore(fwd);
+            moveAllocationBefore(alloc, fwd);
         }
         lowerForward(fwd, grad);
         if (grad) {

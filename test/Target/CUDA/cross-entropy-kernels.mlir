@@ -50,3 +50,11 @@
 // CHECK: linalg.fill
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c6,
 // CHECK: memref.store {{.*}} : memref<2x3x300xf32>
+// CHECK-LABEL: func.func @both_device
+// CHECK: %[[DL:.*]], %{{.*}} = gpu.alloc async [%{{.*}}] () : memref<2x3x300xf32>
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c6,
+// CHECK: memref.store {{.*}}, %[[DL]][{{.*}}] : memref<2x3x300xf32>
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1,
+// CHECK: linalg.generic
+// CHECK-NOT: gpu.launch
+// CHECK: return %[[DL]]
