@@ -24,9 +24,12 @@
 #
 # usage: benchmarks/cuda-estimate.sh [--work DIR] [--batch B] [--seq S]
 #          [--gpu-matmul bf16|tf32] [--models "dense cmollm4"] [--reuse]
+#          [--mixing-order ORDER]
 #   --work DIR      where packages and logs go (default build/cuda-estimate)
 #   --models LIST   names NAME of benchmarks/specs/gpt2-small-NAME.json
 #   --reuse         keep the packages a previous run compiled
+#   --mixing-order  mixc's --mixing-order for every model (default auto:
+#                   the cost model's choice)
 # Needs build/bin/mixc and build/bin/mix-run (BUILD=DIR for another build).
 #
 #===----------------------------------------------------------------------===#
@@ -40,6 +43,7 @@ SEQ=1024
 MATMUL=bf16
 MODELS="dense cmollm4"
 REUSE=0
+ORDER=auto
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -49,6 +53,7 @@ while [ $# -gt 0 ]; do
   --gpu-matmul) MATMUL=$2; shift 2 ;;
   --models) MODELS=$2; shift 2 ;;
   --reuse) REUSE=1; shift ;;
+  --mixing-order) ORDER=$2; shift 2 ;;
   -h|--help) awk 'NR > 2 && /^#===/ { exit } NR > 2 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
   *) echo "cuda-estimate.sh: unknown option $1 (--help)" >&2; exit 2 ;;
   esac
@@ -85,15 +90,18 @@ run_model() {
   if [ "$REUSE" = 0 ] || [ ! -f "$manifest" ] ||
      ! grep -q "\"batch\": *$batch," "$manifest" ||
      ! grep -q "\"seq\": *$SEQ\b" "$manifest" ||
-     ! grep -q "\"precision\": *\"$MATMUL\"" "$manifest"; then
+     ! grep -q "\"precision\": *\"$MATMUL\"" "$manifest" ||
+     [ "$(cat "$dir/mixing-order" 2>/dev/null)" != "$ORDER" ]; then
     rm -rf "$dir/package"
     echo "cuda-estimate.sh: compiling $name at batch $batch, sequence $SEQ ($MATMUL products)" >&2
     if ! "${TIME[@]}" nice -n 10 "$MIXC" "$spec" --batch "$batch" --seq "$SEQ" \
-        --target cuda --emulate --gpu-matmul "$MATMUL" -o "$dir/package" \
+        --target cuda --emulate --gpu-matmul "$MATMUL" --mixing-order "$ORDER" \
+        -o "$dir/package" \
         > "$dir/compile.log" 2> "$dir/compile.time"; then
       without_time < "$dir/compile.time" | tail -n 3 >&2
       return 1
     fi
+    echo "$ORDER" > "$dir/mixing-order"
   fi
   echo "cuda-estimate.sh: one training step of $name, counted only" >&2
   rm -rf "$dir/run"
@@ -130,7 +138,7 @@ CHANGED=$(git -C "$ROOT" status --porcelain 2>/dev/null | wc -l)
 {
   echo "### $(date -u '+%Y-%m-%d %H:%M UTC'): the H200 estimate, from counts"
   echo
-  echo "Commit $COMMIT ($CHANGED files changed in the working tree); \`benchmarks/cuda-estimate.sh --batch $BATCH --seq $SEQ --gpu-matmul $MATMUL\`. An estimate, not a measurement: the runtime's roofline sum (docs/cuda.md) of the step's counts, made with the emulator in count-only mode."
+  echo "Commit $COMMIT ($CHANGED files changed in the working tree); \`benchmarks/cuda-estimate.sh --batch $BATCH --seq $SEQ --gpu-matmul $MATMUL --mixing-order $ORDER\`. An estimate, not a measurement: the runtime's roofline sum (docs/cuda.md) of the step's counts, made with the emulator in count-only mode."
   echo
   python3 "$ROOT/benchmarks/cuda_estimate.py" "$WORK" $MODELS
 } | tee "$WORK/results.md"

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 using namespace mlir;
 using namespace mlir::mix;
@@ -55,10 +56,22 @@ LogicalResult mlir::mix::fuseElementwiseOps(FunctionOpInterface function) {
            generic.getMatchingIndexingMap(&operand).isPermutation();
   };
   // The operands a producer reads whole (an element per iteration), which
-  // every recomputation reads again.
-  auto fullReads = [](linalg::GenericOp generic) {
+  // every recomputation reads again: a permutation of the loops, or one
+  // with constant indices besides (an unrolled reduction reads its input
+  // once for each reduced position).
+  auto readsWhole = [](AffineMap map) {
+    llvm::SmallBitVector used(map.getNumDims());
+    for (AffineExpr e : map.getResults()) {
+      if (auto dim = dyn_cast<AffineDimExpr>(e))
+        used.set(dim.getPosition());
+      else if (!isa<AffineConstantExpr>(e))
+        return false;
+    }
+    return used.all();
+  };
+  auto fullReads = [&](linalg::GenericOp generic) {
     return llvm::count_if(generic.getDpsInputOperands(), [&](OpOperand *in) {
-      return generic.getMatchingIndexingMap(in).isPermutation();
+      return readsWhole(generic.getMatchingIndexingMap(in));
     });
   };
   // Recomputed in \p consumer, a producer adds its whole reads to the

@@ -68,12 +68,15 @@ static void addUpstreamPasses(OpPassManager &pm, llvm::StringRef text) {
 // come in the functions' order). Passes that add or read symbols (autodiff,
 // AdamW, the runtime's declarations) run on the module.
 
-void mlir::mix::buildMixProvePipeline(OpPassManager &pm) {
+void mlir::mix::buildMixProvePipeline(OpPassManager &pm,
+                                      llvm::StringRef mixingOrder) {
   OpPassManager &func = pm.nest<func::FuncOp>();
   func.addPass(createMixProveDynamicConvPass());
   func.addPass(createMixMoEToDynamicConvPass());
   func.addPass(createCanonicalizerPass());
-  func.addPass(createMixSelectMixingOrderPass());
+  MixSelectMixingOrderPassOptions order;
+  order.order = mixingOrder.str();
+  func.addPass(createMixSelectMixingOrderPass(order));
 }
 
 void mlir::mix::buildMixDecomposePipeline(

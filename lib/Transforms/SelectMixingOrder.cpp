@@ -121,28 +121,48 @@ struct SelectMixingOrderPass
   using Base::Base;
 
   void runOnOperation() override {
+    std::optional<MixingOrder> forced;
+    if (order != "auto") {
+      forced = symbolizeMixingOrder(order);
+      if (!forced) {
+        getOperation()->emitError()
+            << "unknown mixing order '" << order
+            << "' (expected auto, apply_then_mix, stack_then_mix or "
+               "mix_then_apply)";
+        return signalPassFailure();
+      }
+    }
     getOperation()->walk([&](DynamicConvOp op) {
       Shapes s = shapesOf(op);
       Cost atm = applyThenMix(s), stm = stackThenMix(s), mta = mixThenApply(s);
       // The first of the cheapest, in this order: apply-then-mix is what a
       // convolution without an order attribute gets.
-      MixingOrder order = MixingOrder::apply_then_mix;
+      MixingOrder chosen = MixingOrder::apply_then_mix;
       double best = atm.time(flopsPerByte);
       if (stm.time(flopsPerByte) < best) {
-        order = MixingOrder::stack_then_mix;
+        chosen = MixingOrder::stack_then_mix;
         best = stm.time(flopsPerByte);
       }
       if (s.canMixFirst && mta.time(flopsPerByte) < best)
-        order = MixingOrder::mix_then_apply;
-      op.setOrder(order);
+        chosen = MixingOrder::mix_then_apply;
+      const char *why = "";
+      if (forced) {
+        chosen = *forced == MixingOrder::mix_then_apply && !s.canMixFirst
+                     ? MixingOrder::apply_then_mix
+                     : *forced;
+        why = chosen == *forced ? " (as asked)"
+                                : " (mix_then_apply was asked: it needs one "
+                                  "gate head shared by each sequence)";
+      }
+      op.setOrder(chosen);
       op.emitRemark() << llvm::formatv(
-          "mixing order {0}, forward and backward: apply-then-mix {1:e2} "
+          "mixing order {0}{13}, forward and backward: apply-then-mix {1:e2} "
           "FLOP, {2:e2} B; stack-then-mix {3:e2} FLOP, {4:e2} B; "
           "mix-then-apply {5:e2} FLOP, {6:e2} B (T={7:f0}, gate rows={8:f0}, "
           "N={9:f0}, H={10:f0}, d={11:f0}, f={12:f0})",
-          stringifyMixingOrder(order), atm.flops, atm.bytes, stm.flops,
+          stringifyMixingOrder(chosen), atm.flops, atm.bytes, stm.flops,
           stm.bytes, mta.flops, mta.bytes, s.tokens, s.gateRows, s.streams,
-          s.heads, s.in, s.out);
+          s.heads, s.in, s.out, why);
     });
   }
 };

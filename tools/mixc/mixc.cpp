@@ -125,6 +125,15 @@ static cl::opt<Precision> precision(
                           "bfloat16 operands, float32 accumulation")),
     cl::init(Precision::FP32), cl::cat(category));
 
+/// How each dynamic convolution mixes its streams (mix-select-mixing-order).
+static cl::opt<std::string> mixingOrder(
+    "mixing-order",
+    cl::desc("How each mixture's dynamic convolution is lowered: auto (the "
+             "cost model's choice, the default), apply_then_mix, "
+             "stack_then_mix or mix_then_apply (--remarks shows the "
+             "estimates)"),
+    cl::value_desc("order"), cl::init("auto"), cl::cat(category));
+
 /// How the CPU package computes causal attention.
 enum class AttentionMode { Fused, Decomposed };
 static cl::opt<AttentionMode> attentionMode(
@@ -329,6 +338,12 @@ static int compile(int argc, char **argv) {
     if (missing)
       return 1;
   }
+  if (!llvm::is_contained(
+          {"auto", "apply_then_mix", "stack_then_mix", "mix_then_apply"},
+          mixingOrder.getValue()))
+    return fail("--mixing-order must be auto, apply_then_mix, stack_then_mix "
+                "or mix_then_apply, not '" +
+                mixingOrder.getValue() + "'");
   if (llvm::Error e = checkReadableInput(inputFile))
     return fail(llvm::toString(std::move(e)));
   auto buffer = llvm::MemoryBuffer::getFile(inputFile, /*IsText=*/true);
@@ -485,7 +500,9 @@ static int compile(int argc, char **argv) {
     TimingScope timer = root.nest(name);
     return runPipeline(*module, build, timer);
   };
-  if (failed(phase("prove and rewrite", buildMixProvePipeline)))
+  if (failed(phase("prove and rewrite", [](OpPassManager &pm) {
+        buildMixProvePipeline(pm, mixingOrder);
+      })))
     return fail("compiling '" + inputFile + "' failed");
   if (stop(Stage::Proved))
     return 0;

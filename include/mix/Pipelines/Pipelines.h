@@ -48,8 +48,11 @@ struct TrainingPipelineOptions {
   bool positionsOnDevice = false;
 };
 
-/// Proves and applies the mixture rewrites, then chooses mixing orders.
-void buildMixProvePipeline(OpPassManager &pm);
+/// Proves and applies the mixture rewrites, then chooses mixing orders:
+/// by the cost model (\p mixingOrder "auto"), or the one named
+/// (mix-select-mixing-order{order}).
+void buildMixProvePipeline(OpPassManager &pm,
+                           llvm::StringRef mixingOrder = "auto");
 /// Lowers model-level mix ops to primitive mix ops (attention, the
 /// cross-entropy and the LayerNorm, with `options.fuseOps`, to their fused
 /// ops).

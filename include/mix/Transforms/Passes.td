@@ -101,13 +101,19 @@ def MixSelectMixingOrderPass : Pass<"mix-select-mixing-order"> {
       G, then applied: the choice for a gate shared by a long sequence
       (G = B), and only for such a gate with one head.
 
-    The estimate is reported as a remark and the choice stored in `order`.
+    The estimate is reported as a remark and the choice stored in `order`;
+    the `order` option (mixc `--mixing-order`) overrides the choice.
   }];
   let dependentDialects = ["::mlir::mix::MixDialect"];
   let options = [
     Option<"flopsPerByte", "flops-per-byte", "double", /*default=*/"8.0",
            "Machine balance: FLOPs the target executes in the time it moves "
-           "one byte (time = max(FLOPs / balance, bytes) in byte units)">
+           "one byte (time = FLOPs / balance + bytes, in byte units)">,
+    Option<"order", "order", "std::string", /*default=*/"\"auto\"",
+           "auto (the cost model's choice) or the order every dynamic "
+           "convolution takes: apply_then_mix, stack_then_mix, or "
+           "mix_then_apply (where it is lowered: one gate head shared by "
+           "each sequence; others apply then mix)">
   ];
 }
 

@@ -57,4 +57,4 @@
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1,
 // CHECK: linalg.generic
 // CHECK-NOT: gpu.launch
-// CHECK: return %[[DL]]
+// CHECK: gpu.dealloc async [%{{.*}}] %[[DL]]

@@ -82,7 +82,7 @@ func.func @both_apart(%logits: memref<2x3x300xf32>, %targets: memref<2x3xi32>,
 // own sum in between. The allocation moves up with its waits: one launch
 // of rows.
 func.func @both_device(%logits: memref<2x3x300xf32>, %targets: memref<2x3xi32>,
-                       %ce: memref<f32>, %loss: memref<f32>) -> memref<2x3x300xf32> {
+                       %ce: memref<f32>, %loss: memref<f32>) {
   %lse = memref.alloc() : memref<2x3xf32>
   mix.fused_cross_entropy_buffers %logits, %targets into %ce, %lse
       : memref<2x3x300xf32>, memref<2x3xi32>, memref<f32>, memref<2x3xf32>
@@ -98,5 +98,8 @@ func.func @both_device(%logits: memref<2x3x300xf32>, %targets: memref<2x3xi32>,
       into %dlogits : memref<2x3x300xf32>, memref<2x3xi32>, memref<2x3xf32>,
                       memref<2x3x300xf32>
   memref.dealloc %lse : memref<2x3xf32>
-  return %dlogits : memref<2x3x300xf32>
+  %t2 = gpu.wait async
+  %t3 = gpu.dealloc async [%t2] %dlogits : memref<2x3x300xf32>
+  gpu.wait [%t3]
+  return
 }
