@@ -83,6 +83,86 @@ bool canFuse(linalg::GenericOp a, linalg::GenericOp b) {
   return true;
 }
 
+/// A contiguous view of all of its buffer: identity layout, static shape,
+/// as many elements as the allocation or argument it views.
+bool isWholeBuffer(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  auto root = dyn_cast<MemRefType>(viewRoot(v).getType());
+  return type && root && type.hasStaticShape() && root.hasStaticShape() &&
+         type.getLayout().isIdentity() && root.getLayout().isIdentity() &&
+         type.getNumElements() == root.getNumElements();
+}
+
+/// \p b over \p a's loop ranges, when the two differ only in shape: \p b
+/// reads and writes whole buffers element for element (identity maps) and
+/// has as many iterations as \p a, so each of its operands can be viewed
+/// in \p a's shape (\p a's own view where \p a has one of the same buffer,
+/// else the buffer collapsed and expanded). A mixture's mixing over (T, 1,
+/// H, f/H) and the GELU after it over (B, S, f) then fuse. The new op is
+/// at \p b's place and \p b is left as it is; null where it cannot be.
+linalg::GenericOp reshapedLike(linalg::GenericOp a, linalg::GenericOp b) {
+  SmallVector<int64_t> shape = a.getStaticLoopRanges();
+  int64_t count = 1, bCount = 1;
+  for (int64_t n : shape)
+    count *= n;
+  for (int64_t n : b.getStaticLoopRanges())
+    bCount *= n;
+  if (count != bCount || shape == b.getStaticLoopRanges())
+    return nullptr;
+  for (OpOperand &x : b->getOpOperands())
+    if (!b.getMatchingIndexingMap(&x).isIdentity() || !isWholeBuffer(x.get()))
+      return nullptr;
+  OpBuilder builder(b);
+  Location loc = b.getLoc();
+  auto inShape = [&](Value v) -> Value {
+    for (OpOperand &w : a->getOpOperands())
+      if (viewRoot(w.get()) == viewRoot(v) &&
+          a.getMatchingIndexingMap(&w).isIdentity() && isWholeBuffer(w.get()))
+        return w.get();
+    auto type = cast<MemRefType>(v.getType());
+    Value flat = v;
+    if (type.getRank() != 1) {
+      ReassociationIndices all =
+          llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+      flat = memref::CollapseShapeOp::create(
+          builder, loc, v, ArrayRef<ReassociationIndices>{all});
+    }
+    ReassociationIndices all = llvm::to_vector(
+        llvm::seq<int64_t>(0, static_cast<int64_t>(shape.size())));
+    return memref::ExpandShapeOp::create(
+        builder, loc, MemRefType::get(shape, type.getElementType()), flat,
+        ArrayRef<ReassociationIndices>{all});
+  };
+  SmallVector<Value> inputs, outputs;
+  for (Value v : b.getDpsInputs())
+    inputs.push_back(inShape(v));
+  for (Value v : b.getDpsInits())
+    outputs.push_back(inShape(v));
+  SmallVector<AffineMap> maps(inputs.size() + outputs.size(),
+                              builder.getMultiDimIdentityMap(shape.size()));
+  auto reshaped = linalg::GenericOp::create(
+      builder, loc, TypeRange{}, inputs, outputs, maps,
+      SmallVector<utils::IteratorType>(shape.size(),
+                                       utils::IteratorType::parallel));
+  IRMapping map;
+  b.getRegion().cloneInto(&reshaped.getRegion(), map);
+  return reshaped;
+}
+
+/// Erases \p op and the views made for it that nothing else uses.
+void eraseWithUnusedViews(linalg::GenericOp op) {
+  SmallVector<Value> operands(op->getOperands());
+  op.erase();
+  for (Value v : operands)
+    while (Operation *def = v.getDefiningOp()) {
+      if (!isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(def) ||
+          !def->use_empty())
+        break;
+      v = def->getOperand(0);
+      def->erase();
+    }
+}
+
 /// One op computing \p a's outputs and then \p b's, at \p b's place. An
 /// input of \p b that is an output of \p a is read from \p a's result.
 linalg::GenericOp fuse(linalg::GenericOp a, linalg::GenericOp b) {
@@ -192,8 +272,20 @@ struct MixFuseElementwiseKernelsPass
         bool crossable = true;
         for (Operation *o = a->getNextNode(); o != b; o = o->getNextNode())
           crossable = crossable && canCross(o, roots);
-        if (!crossable || !canFuse(a, b))
+        if (!crossable)
           break;
+        if (!canFuse(a, b)) {
+          // The same op in a's shape, if that fuses; else b stays.
+          linalg::GenericOp reshaped = reshapedLike(a, b);
+          if (!reshaped)
+            break;
+          if (!canFuse(a, reshaped)) {
+            eraseWithUnusedViews(reshaped);
+            break;
+          }
+          b.erase();
+          b = reshaped;
+        }
         a = fuse(a, b);
       }
       op = a;
