@@ -69,13 +69,15 @@ static void addUpstreamPasses(OpPassManager &pm, llvm::StringRef text) {
 // AdamW, the runtime's declarations) run on the module.
 
 void mlir::mix::buildMixProvePipeline(OpPassManager &pm,
-                                      llvm::StringRef mixingOrder) {
+                                      llvm::StringRef mixingOrder,
+                                      bool considerStacked) {
   OpPassManager &func = pm.nest<func::FuncOp>();
   func.addPass(createMixProveDynamicConvPass());
   func.addPass(createMixMoEToDynamicConvPass());
   func.addPass(createCanonicalizerPass());
   MixSelectMixingOrderPassOptions order;
   order.order = mixingOrder.str();
+  order.considerStacked = considerStacked;
   func.addPass(createMixSelectMixingOrderPass(order));
 }
 

@@ -139,7 +139,7 @@ struct SelectMixingOrderPass
       // convolution without an order attribute gets.
       MixingOrder chosen = MixingOrder::apply_then_mix;
       double best = atm.time(flopsPerByte);
-      if (stm.time(flopsPerByte) < best) {
+      if (considerStacked && stm.time(flopsPerByte) < best) {
         chosen = MixingOrder::stack_then_mix;
         best = stm.time(flopsPerByte);
       }

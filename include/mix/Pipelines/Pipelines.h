@@ -49,10 +49,12 @@ struct TrainingPipelineOptions {
 };
 
 /// Proves and applies the mixture rewrites, then chooses mixing orders:
-/// by the cost model (\p mixingOrder "auto"), or the one named
+/// by the cost model (\p mixingOrder "auto"; stack_then_mix among its
+/// choices with \p considerStacked, the CUDA target), or the one named
 /// (mix-select-mixing-order{order}).
 void buildMixProvePipeline(OpPassManager &pm,
-                           llvm::StringRef mixingOrder = "auto");
+                           llvm::StringRef mixingOrder = "auto",
+                           bool considerStacked = true);
 /// Lowers model-level mix ops to primitive mix ops (attention, the
 /// cross-entropy and the LayerNorm, with `options.fuseOps`, to their fused
 /// ops).

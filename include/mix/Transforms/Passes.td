@@ -109,6 +109,10 @@ def MixSelectMixingOrderPass : Pass<"mix-select-mixing-order"> {
     Option<"flopsPerByte", "flops-per-byte", "double", /*default=*/"8.0",
            "Machine balance: FLOPs the target executes in the time it moves "
            "one byte (time = FLOPs / balance + bytes, in byte units)">,
+    Option<"considerStacked", "consider-stacked", "bool", /*default=*/"true",
+           "Whether the cost model may choose stack_then_mix (the CPU "
+           "target's pipeline says no: measured there, it ran no faster "
+           "and held the stream outputs, more memory)">,
     Option<"order", "order", "std::string", /*default=*/"\"auto\"",
            "auto (the cost model's choice) or the order every dynamic "
            "convolution takes: apply_then_mix, stack_then_mix, or "

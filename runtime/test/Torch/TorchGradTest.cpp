@@ -92,22 +92,20 @@ std::vector<Config> configs() {
   mh.gateHeads = 4;
   mh.name = "cmollm_multi_head";
   out.push_back(mh);
-  // Outputs wide enough that mixc scales the input and applies each
-  // stream's kernel (apply_then_mix; the configurations above stack the
-  // kernels): d_ff = 4 d with one gate head, 8 d with two (each head
-  // scales an input of its own).
-  Config wide = dense;
-  wide.arch = "cmollm";
-  wide.n = 3;
-  wide.f = 48;
-  wide.name = "cmollm_apply_then_mix";
-  out.push_back(wide);
-  Config wideHeads = wide;
-  wideHeads.gating = "multi_head";
-  wideHeads.gateHeads = 2;
-  wideHeads.f = 96;
-  wideHeads.name = "cmollm_multi_head_apply_then_mix";
-  out.push_back(wideHeads);
+  // The stacked order (the CUDA target's choice for multi-head gates; on
+  // the CPU only when asked for): all kernels in one product, the streams'
+  // outputs mixed by the gate.
+  Config stacked = dense;
+  stacked.arch = "cmollm";
+  stacked.n = 3;
+  stacked.mixcFlags = "--mixing-order stack_then_mix";
+  stacked.name = "cmollm_stack_then_mix";
+  out.push_back(stacked);
+  Config stackedHeads = stacked;
+  stackedHeads.gating = "multi_head";
+  stackedHeads.gateHeads = 4;
+  stackedHeads.name = "cmollm_multi_head_stack_then_mix";
+  out.push_back(stackedHeads);
   Config ctx = dense;
   ctx.arch = "cmollm";
   ctx.gating = "context_aware";
