@@ -124,7 +124,7 @@ void mlir::mix::buildMixLowerToLinalgPipeline(
 
 void mlir::mix::buildMixTrainingPipeline(
     OpPassManager &pm, const TrainingPipelineOptions &options) {
-  buildMixProvePipeline(pm);
+  buildMixProvePipeline(pm, "auto", options.stackMixtures);
   buildMixDecomposePipeline(pm, options);
   buildMixDifferentiatePipeline(pm, options);
   buildMixLowerToLinalgPipeline(pm, options);
@@ -354,6 +354,11 @@ struct TrainingCLOptions : PassPipelineOptions<TrainingCLOptions> {
       llvm::cl::desc("Keep attention whole as mix.flash_attention (mixc "
                      "--attention fused, the default on every target)"),
       llvm::cl::init(false)};
+  Option<bool> stackMixtures{
+      *this, "stack-mixtures",
+      llvm::cl::desc("Let the cost model lower a mixture as one product over "
+                     "the stacked kernels (mixc --target cuda)"),
+      llvm::cl::init(false)};
   Option<bool> positionsOnDevice{
       *this, "positions-on-device",
       llvm::cl::desc("Read a decode step's position only inside loop nests "
@@ -412,6 +417,7 @@ void mlir::mix::registerMixPipelines() {
         TrainingPipelineOptions options;
         options.bf16Matmuls = cl.bf16Matmuls;
         options.fuseOps = cl.fuseOps;
+        options.stackMixtures = cl.stackMixtures;
         options.fuseAttention = cl.fuseAttention;
         options.positionsOnDevice = cl.positionsOnDevice;
         buildMixTrainingPipeline(pm, options);

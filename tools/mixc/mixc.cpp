@@ -503,8 +503,7 @@ static int compile(int argc, char **argv) {
   // The CPU target keeps apply-then-mix where the model would stack: on
   // the CPU the stacked form ran no faster (docs/proving.md).
   if (failed(phase("prove and rewrite", [&](OpPassManager &pm) {
-        buildMixProvePipeline(pm, mixingOrder,
-                              /*considerStacked=*/target == Target::CUDA);
+        buildMixProvePipeline(pm, mixingOrder, target == Target::CUDA);
       })))
     return fail("compiling '" + inputFile + "' failed");
   if (stop(Stage::Proved))
@@ -516,6 +515,7 @@ static int compile(int argc, char **argv) {
   training.fuseOps = target == Target::CUDA;
   training.fuseAttention = attentionMode == AttentionMode::Fused;
   training.positionsOnDevice = target == Target::CUDA;
+  training.stackMixtures = target == Target::CUDA;
   if (failed(phase("decompose", [&](OpPassManager &pm) {
         buildMixDecomposePipeline(pm, training);
       })))

@@ -46,6 +46,9 @@ struct TrainingPipelineOptions {
   /// (convert-mix-to-linalg{positions-on-device}): for a target whose
   /// arguments live in device memory (the CUDA target).
   bool positionsOnDevice = false;
+  /// Let the cost model lower a mixture as one product over the stacked
+  /// kernels (mix-select-mixing-order{consider-stacked}): the CUDA target.
+  bool stackMixtures = false;
 };
 
 /// Proves and applies the mixture rewrites, then chooses mixing orders:
@@ -54,7 +57,7 @@ struct TrainingPipelineOptions {
 /// (mix-select-mixing-order{order}).
 void buildMixProvePipeline(OpPassManager &pm,
                            llvm::StringRef mixingOrder = "auto",
-                           bool considerStacked = true);
+                           bool considerStacked = false);
 /// Lowers model-level mix ops to primitive mix ops (attention, the
 /// cross-entropy and the LayerNorm, with `options.fuseOps`, to their fused
 /// ops).
