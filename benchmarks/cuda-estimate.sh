@@ -4,8 +4,8 @@
 # Issue 24's "performance, before a device is available": for GPT-2-small-
 # size models (benchmarks/specs/gpt2-small-*.json: 12 layers, d = 768, 12
 # heads, d_ff = 3072, vocabulary 50257), dense and cMoLLM with N = 4
-# streams and multi_head gating, at batch 16 and sequence 1024 with BF16
-# products:
+# streams and multi_head gating, at batch 16 and sequence 1024, compiled
+# with --precision bf16 (the products' operands in bf16, BF16 products):
 #   1. compiles each for the CUDA emulator (mixc --target cuda --emulate);
 #   2. runs two training steps with the emulator in count-only mode
 #      (MIXEMU_COUNT_ONLY=1: every launch, product and copy is checked and
@@ -23,10 +23,13 @@
 # is halved until it works, and the table says so.
 #
 # usage: benchmarks/cuda-estimate.sh [--work DIR] [--batch B] [--seq S]
-#          [--gpu-matmul bf16|tf32] [--models "dense cmollm4"] [--reuse]
-#          [--mixing-order ORDER]
+#          [--precision bf16|fp32] [--gpu-matmul bf16|tf32]
+#          [--models "dense cmollm4"] [--reuse] [--mixing-order ORDER]
 #   --work DIR      where packages and logs go (default build/cuda-estimate)
 #   --models LIST   names NAME of benchmarks/specs/gpt2-small-NAME.json
+#   --precision     mixc's --precision (default bf16); with fp32 the
+#                   operands stay float32 and --gpu-matmul (default bf16)
+#                   says how the tensor cores round them
 #   --reuse         keep the packages a previous run compiled
 #   --mixing-order  mixc's --mixing-order for every model (default auto:
 #                   the cost model's choice)
@@ -41,6 +44,7 @@ WORK=$BUILD/cuda-estimate
 BATCH=16
 SEQ=1024
 MATMUL=bf16
+PRECISION=bf16
 MODELS="dense cmollm4"
 REUSE=0
 ORDER=auto
@@ -51,6 +55,7 @@ while [ $# -gt 0 ]; do
   --batch) BATCH=$2; shift 2 ;;
   --seq) SEQ=$2; shift 2 ;;
   --gpu-matmul) MATMUL=$2; shift 2 ;;
+  --precision) PRECISION=$2; shift 2 ;;
   --models) MODELS=$2; shift 2 ;;
   --reuse) REUSE=1; shift ;;
   --mixing-order) ORDER=$2; shift 2 ;;
@@ -58,6 +63,13 @@ while [ $# -gt 0 ]; do
   *) echo "cuda-estimate.sh: unknown option $1 (--help)" >&2; exit 2 ;;
   esac
 done
+
+case "$PRECISION" in
+bf16) PRECISION_FLAGS=(--precision bf16); MATMUL=bf16 ;;
+fp32) PRECISION_FLAGS=(--gpu-matmul "$MATMUL") ;;
+*) echo "cuda-estimate.sh: --precision is bf16 or fp32, not $PRECISION" >&2; exit 2 ;;
+esac
+FLAGS="${PRECISION_FLAGS[*]} --mixing-order $ORDER"
 
 # shellcheck source=benchmarks/cuda-common.sh
 source "$ROOT/benchmarks/cuda-common.sh"
@@ -90,18 +102,17 @@ run_model() {
   if [ "$REUSE" = 0 ] || [ ! -f "$manifest" ] ||
      ! grep -q "\"batch\": *$batch," "$manifest" ||
      ! grep -q "\"seq\": *$SEQ\b" "$manifest" ||
-     ! grep -q "\"precision\": *\"$MATMUL\"" "$manifest" ||
-     [ "$(cat "$dir/mixing-order" 2>/dev/null)" != "$ORDER" ]; then
+     [ "$(cat "$dir/flags" 2>/dev/null)" != "$FLAGS" ]; then
     rm -rf "$dir/package"
-    echo "cuda-estimate.sh: compiling $name at batch $batch, sequence $SEQ ($MATMUL products)" >&2
+    echo "cuda-estimate.sh: compiling $name at batch $batch, sequence $SEQ ($FLAGS)" >&2
     if ! "${TIME[@]}" nice -n 10 "$MIXC" "$spec" --batch "$batch" --seq "$SEQ" \
-        --target cuda --emulate --gpu-matmul "$MATMUL" --mixing-order "$ORDER" \
+        --target cuda --emulate "${PRECISION_FLAGS[@]}" --mixing-order "$ORDER" \
         -o "$dir/package" \
         > "$dir/compile.log" 2> "$dir/compile.time"; then
       without_time < "$dir/compile.time" | tail -n 3 >&2
       return 1
     fi
-    echo "$ORDER" > "$dir/mixing-order"
+    echo "$FLAGS" > "$dir/flags"
   fi
   echo "cuda-estimate.sh: one training step of $name, counted only" >&2
   rm -rf "$dir/run"
@@ -138,7 +149,7 @@ CHANGED=$(git -C "$ROOT" status --porcelain 2>/dev/null | wc -l)
 {
   echo "### $(date -u '+%Y-%m-%d %H:%M UTC'): the H200 estimate, from counts"
   echo
-  echo "Commit $COMMIT ($CHANGED files changed in the working tree); \`benchmarks/cuda-estimate.sh --batch $BATCH --seq $SEQ --gpu-matmul $MATMUL --mixing-order $ORDER\`. An estimate, not a measurement: the runtime's roofline sum (docs/cuda.md) of the step's counts, made with the emulator in count-only mode."
+  echo "Commit $COMMIT ($CHANGED files changed in the working tree); \`benchmarks/cuda-estimate.sh --batch $BATCH --seq $SEQ $FLAGS\`. An estimate, not a measurement: the runtime's roofline sum (docs/cuda.md) of the step's counts, made with the emulator in count-only mode."
   echo
   python3 "$ROOT/benchmarks/cuda_estimate.py" "$WORK" $MODELS
 } | tee "$WORK/results.md"

@@ -134,7 +134,8 @@ static linalg::GenericOp findBiasBroadcast(linalg::LinalgOp op) {
 
 /// Whether \p generic sums the rows of a 2-d f32 memref X into a 1 x n
 /// one: maps (d0, d1) -> (d0, d1) and (d0, d1) -> (0, d1), iterators
-/// (reduction, parallel), body `out + in`.
+/// (reduction, parallel), body `out + in` (or `out + extf(in)` of a bf16
+/// X: mix-round-into-producers' sums of a rounded operand).
 static bool isColumnSum(linalg::GenericOp generic) {
   if (!generic.hasPureBufferSemantics() || generic.getNumDpsInputs() != 1 ||
       generic.getNumDpsInits() != 1 || generic.getNumLoops() != 2 ||
@@ -153,9 +154,17 @@ static bool isColumnSum(linalg::GenericOp generic) {
   Block &body = generic.getRegion().front();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   auto add = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
-  if (body.getOperations().size() != 2 || !add)
-    return false;
   Value in = body.getArgument(0), acc = body.getArgument(1);
+  size_t ops = 2;
+  if (in.getType().isBF16()) {
+    auto wide = dyn_cast<arith::ExtFOp>(body.front());
+    if (!wide || wide.getIn() != in)
+      return false;
+    in = wide.getResult();
+    ops = 3;
+  }
+  if (body.getOperations().size() != ops || !add)
+    return false;
   return (add.getLhs() == in && add.getRhs() == acc) ||
          (add.getLhs() == acc && add.getRhs() == in);
 }

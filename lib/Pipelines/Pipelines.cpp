@@ -232,6 +232,8 @@ void mlir::mix::buildCUDAKernelsPipeline(
   // GELU's backward step on the product before it (DGELU): no fill,
   // broadcast, column-sum or GELU-gradient launches, and no read of C.
   pm.addNestedPass<func::FuncOp>(createMixTransposedResultsPass());
+  // --precision bf16: fused kernels write the operands they make rounded.
+  pm.addNestedPass<func::FuncOp>(createMixRoundIntoProducersPass());
   MixMatmulsToLibraryCallsPassOptions matmuls;
   matmuls.prefix = MIXRT_CUDA_MATMUL_PREFIX;
   matmuls.overwriteZeros = true;

@@ -15,6 +15,9 @@
  *  - CUBLAS_COMPUTE_32F_FAST_16BF: to bfloat16, 7 mantissa bits, to
  *    nearest even;
  *  - CUBLAS_COMPUTE_32F and _PEDANTIC: not at all.
+ * C and D are CUDA_R_32F; A and B are both CUDA_R_32F, or both CUDA_R_16BF
+ * (bfloat16 in memory, as --precision bf16 stores a product's operands;
+ * widened exactly, with the 32F or 32F_PEDANTIC compute type only).
  * The products are accumulated in float, over k in order. When beta is
  * zero C is not read (as in BLAS). C may be D (the support code
  * accumulates in place).
@@ -67,6 +70,7 @@ struct cublasLtMatmulDescOpaque_t {
 };
 
 struct cublasLtMatrixLayoutOpaque_t {
+  cudaDataType type; /* CUDA_R_32F, or CUDA_R_16BF for A and B */
   uint64_t rows, cols;
   int64_t ld;
   int32_t batch;
@@ -249,13 +253,14 @@ cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *matLayout,
   if (!matLayout)
     return fail(CUBLAS_STATUS_INVALID_VALUE,
                 "cublasLtMatrixLayoutCreate: no result");
-  if (type != CUDA_R_32F)
+  if (type != CUDA_R_32F && type != CUDA_R_16BF)
     return fail(CUBLAS_STATUS_NOT_SUPPORTED,
                 "cublasLtMatrixLayoutCreate: the emulator's matrices are "
-                "CUDA_R_32F");
+                "CUDA_R_32F or CUDA_R_16BF");
   cublasLtMatrixLayout_t l = (cublasLtMatrixLayout_t)malloc(sizeof *l);
   if (!l)
     return CUBLAS_STATUS_ALLOC_FAILED;
+  l->type = type;
   l->rows = rows;
   l->cols = cols;
   l->ld = ld;
@@ -386,6 +391,16 @@ static cublasStatus_t checkShape(cublasLtMatmulDesc_t d,
              (unsigned long long)dl->rows, (unsigned long long)dl->cols);
     return fail(CUBLAS_STATUS_INVALID_VALUE, why);
   }
+  /* float32 results, of float32 or bfloat16 operands (both the same). */
+  if (c->type != CUDA_R_32F || dl->type != CUDA_R_32F || a->type != b->type)
+    return fail(CUBLAS_STATUS_NOT_SUPPORTED,
+                "C and D must be CUDA_R_32F, A and B both CUDA_R_32F or both "
+                "CUDA_R_16BF");
+  if (a->type == CUDA_R_16BF && d->compute != CUBLAS_COMPUTE_32F &&
+      d->compute != CUBLAS_COMPUTE_32F_PEDANTIC)
+    return fail(CUBLAS_STATUS_NOT_SUPPORTED,
+                "CUDA_R_16BF operands are emulated with the 32F or "
+                "32F_PEDANTIC compute type");
   if (a->batch != b->batch || a->batch != c->batch || a->batch != dl->batch) {
     snprintf(why, sizeof why,
              "the batch counts of A, B, C and D differ (%d, %d, %d, %d)",
@@ -428,6 +443,22 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
   return CUBLAS_STATUS_SUCCESS;
 }
 
+/* The bytes of one of an operand's elements. */
+static int64_t elementSize(cublasLtMatrixLayout_t l) {
+  return l->type == CUDA_R_16BF ? 2 : 4;
+}
+
+/* Element `i` of an operand of `type`, as a float (bf16 is the high half
+   of a float: exact). */
+static float loadElement(const void *p, cudaDataType type, int64_t i) {
+  if (type != CUDA_R_16BF)
+    return ((const float *)p)[i];
+  uint32_t u = (uint32_t)((const uint16_t *)p)[i] << 16;
+  float x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+
 /* The element offsets an operand spans, lowest and one past the highest. */
 static void operandSpan(cublasLtMatrixLayout_t l, int64_t *lo, int64_t *hi) {
   int64_t last = ((int64_t)l->cols - 1) * l->ld + (int64_t)l->rows - 1;
@@ -447,8 +478,8 @@ static int operandInRange(char which, const void *p, cublasLtMatrixLayout_t l) {
            "%lld apart)",
            which, (unsigned long long)l->rows, (unsigned long long)l->cols,
            (long long)l->ld, (int)l->batch, (long long)l->stride);
-  uintptr_t start = (uintptr_t)p + (uintptr_t)(lo * (int64_t)sizeof(float));
-  if (mixemuCheckRange(start, (size_t)(hi - lo) * sizeof(float), what) ==
+  uintptr_t start = (uintptr_t)p + (uintptr_t)(lo * elementSize(l));
+  if (mixemuCheckRange(start, (size_t)((hi - lo) * elementSize(l)), what) ==
       CUDA_SUCCESS)
     return 1;
   char message[1024];
@@ -586,19 +617,25 @@ emuMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
   int ta = computeDesc->trans[0] == CUBLAS_OP_T;
   int tb = computeDesc->trans[1] == CUBLAS_OP_T;
   for (int32_t batch = 0; batch < s.batch; ++batch) {
-    const float *pa = (const float *)A + batch * Adesc->stride;
-    const float *pb = (const float *)B + batch * Bdesc->stride;
+    const char *pa =
+        (const char *)A + batch * Adesc->stride * elementSize(Adesc);
+    const char *pb =
+        (const char *)B + batch * Bdesc->stride * elementSize(Bdesc);
     const float *pc =
         b != 0.0f ? (const float *)C + batch * Cdesc->stride : NULL;
     float *pd = (float *)D + batch * Ddesc->stride;
     for (uint64_t i = 0; i < s.m; ++i) /* op(A)(i, p) */
       for (uint64_t p = 0; p < s.k; ++p)
-        ra[i * s.k + p] = roundAs(s.rounding, ta ? pa[p + i * Adesc->ld]
-                                                 : pa[i + p * Adesc->ld]);
+        ra[i * s.k + p] =
+            roundAs(s.rounding, loadElement(pa, Adesc->type,
+                                            ta ? (int64_t)(p + i * Adesc->ld)
+                                               : (int64_t)(i + p * Adesc->ld)));
     for (uint64_t j = 0; j < s.n; ++j) /* op(B)(p, j) */
       for (uint64_t p = 0; p < s.k; ++p)
-        rb[j * s.k + p] = roundAs(s.rounding, tb ? pb[j + p * Bdesc->ld]
-                                                 : pb[p + j * Bdesc->ld]);
+        rb[j * s.k + p] =
+            roundAs(s.rounding, loadElement(pb, Bdesc->type,
+                                            tb ? (int64_t)(j + p * Bdesc->ld)
+                                               : (int64_t)(p + j * Bdesc->ld)));
     if (biasGrad)
       for (uint64_t j = 0; j < s.n; ++j) {
         float sum = 0.0f;

@@ -437,7 +437,7 @@ static void profileCopy(int kind, uint64_t bytes) {
    `readsC`: it accumulates into C; `bias`: the floats its epilogue moves
    besides (a bias row, a bias gradient, a pre-activation; 0: none). */
 static void profileProduct(int64_t site, int64_t batch, int64_t m, int64_t n,
-                           int64_t k, int readsC, int64_t bias) {
+                           int64_t k, int bf16, int readsC, int64_t bias) {
   if (site >= siteCountCapacity) {
     int64_t old = siteCountCapacity;
     SiteCount *grown = (SiteCount *)grow(siteCounts, &siteCountCapacity,
@@ -457,11 +457,15 @@ static void profileProduct(int64_t site, int64_t batch, int64_t m, int64_t n,
   ++counts.matmuls;
   double products = (double)batch;
   double flops = 2.0 * products * (double)m * (double)n * (double)k;
-  uint64_t bytes = (uint64_t)batch * sizeof(float) *
-                   (uint64_t)(m * k + k * n + (readsC ? 2 : 1) * m * n + bias);
+  /* A and B in their type (bf16 or f32); C, the bias and the auxiliary
+     matrix are f32. */
+  uint64_t bytes =
+      (uint64_t)batch *
+      ((bf16 ? 2 : 4) * (uint64_t)(m * k + k * n) +
+       sizeof(float) * (uint64_t)((readsC ? 2 : 1) * m * n + bias));
   counts.matmulFlops += flops;
   counts.matmulBytes += bytes;
-  double peak = MIXRT_MATMUL_COMPUTE == CUBLAS_COMPUTE_32F_FAST_16BF
+  double peak = bf16 || MIXRT_MATMUL_COMPUTE == CUBLAS_COMPUTE_32F_FAST_16BF
                     ? MIXRT_H200_BF16_FLOPS
                     : MIXRT_H200_TF32_FLOPS;
   double computing = flops / peak,
@@ -986,6 +990,7 @@ typedef enum {
 typedef struct {
   int ready;
   Form form;
+  int bf16; /* A and B hold bf16 */
   cublasLtMatmulDesc_t desc;
   cublasLtMatrixLayout_t a, b, c;
   cublasLtMatmulAlgo_t algo;
@@ -1064,11 +1069,11 @@ static int setEpilogueOperands(Site *s, const float *bias, const float *aux) {
    C^T column-major with C's leading dimension); with kBiasGelu, `bias` is
    the row added and `aux`, laid out as C, gets the sum before the GELU
    (GELU_AUX_BIAS's auxiliary output). */
-static void matmul(int64_t site, Form form, const float *bias, const float *aux,
-                   int64_t batch, float *a, int64_t M, int64_t K, int64_t sa0,
-                   int64_t sa1, int64_t sab, float *b, int64_t sb0, int64_t sb1,
-                   int64_t sbb, int64_t N, float *c, int64_t sc0, int64_t sc1,
-                   int64_t scb) {
+static void matmul(int64_t site, Form form, int bf16, const float *bias,
+                   const float *aux, int64_t batch, const void *a, int64_t M,
+                   int64_t K, int64_t sa0, int64_t sa1, int64_t sab,
+                   const void *b, int64_t sb0, int64_t sb1, int64_t sbb,
+                   int64_t N, float *c, int64_t sc0, int64_t sc1, int64_t scb) {
   if (failed() || !setupLt())
     return;
   if (site >= siteCapacity) {
@@ -1102,8 +1107,13 @@ static void matmul(int64_t site, Form form, const float *bias, const float *aux,
                                   : CUBLASLT_EPILOGUE_BIAS;
     int epilogued = form != kAccumulate && form != kOverwrite;
     s->form = form;
-    if (!checkBlas(cublasLtMatmulDescCreate(&s->desc, MIXRT_MATMUL_COMPUTE,
-                                            CUDA_R_32F),
+    s->bf16 = bf16;
+    /* bf16 operands in memory (--precision bf16) are what the tensor cores
+       multiply: the plain float32 compute type, nothing left to round. */
+    const cublasComputeType_t compute =
+        bf16 ? CUBLAS_COMPUTE_32F : MIXRT_MATMUL_COMPUTE;
+    const cudaDataType_t operandType = bf16 ? CUDA_R_16BF : CUDA_R_32F;
+    if (!checkBlas(cublasLtMatmulDescCreate(&s->desc, compute, CUDA_R_32F),
                    "cublasLtMatmulDescCreate") ||
         !checkBlas(cublasLtMatmulDescSetAttribute(
                        s->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta),
@@ -1115,10 +1125,10 @@ static void matmul(int64_t site, Form form, const float *bias, const float *aux,
                                      s->desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
                                      &epilogue, sizeof epilogue),
                                  "EPILOGUE")) ||
-        !checkBlas(cublasLtMatrixLayoutCreate(&s->a, CUDA_R_32F, opA.rows,
+        !checkBlas(cublasLtMatrixLayoutCreate(&s->a, operandType, opA.rows,
                                               opA.cols, opA.ld),
                    "layout A") ||
-        !checkBlas(cublasLtMatrixLayoutCreate(&s->b, CUDA_R_32F, opB.rows,
+        !checkBlas(cublasLtMatrixLayoutCreate(&s->b, operandType, opB.rows,
                                               opB.cols, opB.ld),
                    "layout B") ||
         !checkBlas(cublasLtMatrixLayoutCreate(&s->c, CUDA_R_32F, (uint64_t)N,
@@ -1167,7 +1177,7 @@ static void matmul(int64_t site, Form form, const float *bias, const float *aux,
     }
     s->ready = 1;
   }
-  if (s->form != form) {
+  if (s->form != form || s->bf16 != bf16) {
     setError("mixrt_cuda_matmul", "a call site's products differ in form");
     return;
   }
@@ -1178,7 +1188,7 @@ static void matmul(int64_t site, Form form, const float *bias, const float *aux,
     return;
   const float one = 1.0f, zero = 0.0f;
   if (profileOn())
-    profileProduct(site, batch, M, N, K, form == kAccumulate,
+    profileProduct(site, batch, M, N, K, bf16, form == kAccumulate,
                    form == kAddBias    ? N
                    : form == kBiasGrad ? M
                    : form == kGeluGrad ? M * N
@@ -1545,30 +1555,36 @@ __attribute__((destructor)) static void releaseDevice(void) {
 }
 
 /* The public forms (PackageABI.h): each passes its operands' views to
-   matmul() in its form. */
-static void matmul2(Form form, const float *bias, const float *aux,
-                    MIXRT_OPERANDS_2(float)) {
+   matmul() in its form. A and B are `bf16` (mixrt_bf16, --precision bf16)
+   or float; pointers advance by their element's size. */
+static const void *element(const void *base, int bf16, int64_t offset) {
+  return (const char *)base + offset * (bf16 ? 2 : 4);
+}
+
+static void matmul2(Form form, int bf16, const float *bias, const float *aux,
+                    MIXRT_OPERANDS_2(const void)) {
   (void)bk;
   (void)cm;
   (void)cn;
-  matmul(site, form, bias, aux, 1, a + ao, am, ak, as0, as1, 0, b + bo, bs0,
-         bs1, 0, bn, c + co, cs0, cs1, 0);
+  matmul(site, form, bf16, bias, aux, 1, element(a, bf16, ao), am, ak, as0, as1,
+         0, element(b, bf16, bo), bs0, bs1, 0, bn, c + co, cs0, cs1, 0);
 }
 
-static void matmul3(Form form, MIXRT_OPERANDS_3(float)) {
+static void matmul3(Form form, int bf16, MIXRT_OPERANDS_3(const void)) {
   (void)bb;
   (void)bk;
   (void)cb;
   (void)cm;
   (void)cn;
-  matmul(site, form, NULL, NULL, ab, a + ao, am, ak, as0, as1, asb, b + bo, bs0,
-         bs1, bsb, bn, c + co, cs0, cs1, csb);
+  matmul(site, form, bf16, NULL, NULL, ab, element(a, bf16, ao), am, ak, as0,
+         as1, asb, element(b, bf16, bo), bs0, bs1, bsb, bn, c + co, cs0, cs1,
+         csb);
 }
 
 /* Two batch dimensions (mix-head-products: attention's (batch, head)
    products, read in their layouts): one strided-batched product over the
    inner batch dimension for each index of the outer one. */
-static void matmul4(Form form, MIXRT_OPERANDS_4(float)) {
+static void matmul4(Form form, int bf16, MIXRT_OPERANDS_4(const void)) {
   (void)bb0;
   (void)bb1;
   (void)bk;
@@ -1577,9 +1593,9 @@ static void matmul4(Form form, MIXRT_OPERANDS_4(float)) {
   (void)cm;
   (void)cn;
   for (int64_t i = 0; i < ab0; ++i)
-    matmul(site, form, NULL, NULL, ab1, a + ao + i * asb0, am, ak, as0, as1,
-           asb1, b + bo + i * bsb0, bs0, bs1, bsb1, bn, c + co + i * csb0, cs0,
-           cs1, csb1);
+    matmul(site, form, bf16, NULL, NULL, ab1, element(a, bf16, ao + i * asb0),
+           am, ak, as0, as1, asb1, element(b, bf16, bo + i * bsb0), bs0, bs1,
+           bsb1, bn, c + co + i * csb0, cs0, cs1, csb1);
 }
 
 #define MIXRT_FORWARD_2                                                        \
@@ -1592,12 +1608,6 @@ static void matmul4(Form form, MIXRT_OPERANDS_4(float)) {
   site, a, ao, ab0, ab1, am, ak, asb0, asb1, as0, as1, b, bo, bb0, bb1, bk,    \
       bn, bsb0, bsb1, bs0, bs1, c, co, cb0, cb1, cm, cn, csb0, csb1, cs0, cs1
 
-void mixrt_cuda_matmul(MIXRT_OPERANDS_2(float)) {
-  matmul2(kAccumulate, NULL, NULL, MIXRT_FORWARD_2);
-}
-void mixrt_cuda_matmul_set(MIXRT_OPERANDS_2(float)) {
-  matmul2(kOverwrite, NULL, NULL, MIXRT_FORWARD_2);
-}
 /* Whether the vector of `length` floats, `stride` apart, is contiguous and
    `want` long (a bias row, `what`); if not, records why for `name`. */
 static int vectorFits(const char *name, const char *what, int64_t length,
@@ -1629,37 +1639,47 @@ static int laidOutAsC(const char *name, int64_t m, int64_t n, int64_t s0,
   return 0;
 }
 
-void mixrt_cuda_matmul_bias(MIXRT_OPERANDS_2(float), MIXRT_BIAS) {
-  if (vectorFits("mixrt_cuda_matmul_bias", "bias row", biasn, biass, bn,
-                 "columns"))
-    matmul2(kAddBias, bias + biaso, NULL, MIXRT_FORWARD_2);
-}
-void mixrt_cuda_matmul_set_bgrad(MIXRT_OPERANDS_2(float), MIXRT_BIAS) {
-  if (vectorFits("mixrt_cuda_matmul_set_bgrad", "bias gradient", biasn, biass,
-                 am, "rows"))
-    matmul2(kBiasGrad, bias + biaso, NULL, MIXRT_FORWARD_2);
-}
-void mixrt_cuda_matmul_set_dgelu(MIXRT_OPERANDS_2(float), MIXRT_AUX) {
-  if (laidOutAsC("mixrt_cuda_matmul_set_dgelu", auxm, auxn, auxs0, auxs1, cm,
-                 cn, cs0, cs1))
-    matmul2(kGeluGrad, NULL, aux + auxo, MIXRT_FORWARD_2);
-}
-void mixrt_cuda_matmul_bias_gelu(MIXRT_OPERANDS_2(float), MIXRT_BIAS,
-                                 MIXRT_AUX) {
-  const char *name = "mixrt_cuda_matmul_bias_gelu";
-  if (vectorFits(name, "bias row", biasn, biass, bn, "columns") &&
-      laidOutAsC(name, auxm, auxn, auxs0, auxs1, cm, cn, cs0, cs1))
-    matmul2(kBiasGelu, bias + biaso, aux + auxo, MIXRT_FORWARD_2);
-}
-void mixrt_cuda_batch_matmul(MIXRT_OPERANDS_3(float)) {
-  matmul3(kAccumulate, MIXRT_FORWARD_3);
-}
-void mixrt_cuda_batch_matmul_set(MIXRT_OPERANDS_3(float)) {
-  matmul3(kOverwrite, MIXRT_FORWARD_3);
-}
-void mixrt_cuda_batch2_matmul(MIXRT_OPERANDS_4(float)) {
-  matmul4(kAccumulate, MIXRT_FORWARD_4);
-}
-void mixrt_cuda_batch2_matmul_set(MIXRT_OPERANDS_4(float)) {
-  matmul4(kOverwrite, MIXRT_FORWARD_4);
-}
+/* Each form, for float operands (SUFFIX empty) and bf16 ones (_bf16). */
+#define MIXRT_CUDA_FORMS(NAME, SUFFIX, T, BF16)                                \
+  void NAME##SUFFIX(MIXRT_OPERANDS_2(T)) {                                     \
+    matmul2(kAccumulate, BF16, NULL, NULL, MIXRT_FORWARD_2);                   \
+  }                                                                            \
+  void NAME##_set##SUFFIX(MIXRT_OPERANDS_2(T)) {                               \
+    matmul2(kOverwrite, BF16, NULL, NULL, MIXRT_FORWARD_2);                    \
+  }                                                                            \
+  void NAME##_bias##SUFFIX(MIXRT_OPERANDS_2(T), MIXRT_BIAS) {                  \
+    if (vectorFits(#NAME "_bias" #SUFFIX, "bias row", biasn, biass, bn,        \
+                   "columns"))                                                 \
+      matmul2(kAddBias, BF16, bias + biaso, NULL, MIXRT_FORWARD_2);            \
+  }                                                                            \
+  void NAME##_set_bgrad##SUFFIX(MIXRT_OPERANDS_2(T), MIXRT_BIAS) {             \
+    if (vectorFits(#NAME "_set_bgrad" #SUFFIX, "bias gradient", biasn, biass,  \
+                   am, "rows"))                                                \
+      matmul2(kBiasGrad, BF16, bias + biaso, NULL, MIXRT_FORWARD_2);           \
+  }                                                                            \
+  void NAME##_set_dgelu##SUFFIX(MIXRT_OPERANDS_2(T), MIXRT_AUX) {              \
+    if (laidOutAsC(#NAME "_set_dgelu" #SUFFIX, auxm, auxn, auxs0, auxs1, cm,   \
+                   cn, cs0, cs1))                                              \
+      matmul2(kGeluGrad, BF16, NULL, aux + auxo, MIXRT_FORWARD_2);             \
+  }                                                                            \
+  void NAME##_bias_gelu##SUFFIX(MIXRT_OPERANDS_2(T), MIXRT_BIAS, MIXRT_AUX) {  \
+    if (vectorFits(#NAME "_bias_gelu" #SUFFIX, "bias row", biasn, biass, bn,   \
+                   "columns") &&                                               \
+        laidOutAsC(#NAME "_bias_gelu" #SUFFIX, auxm, auxn, auxs0, auxs1, cm,   \
+                   cn, cs0, cs1))                                              \
+      matmul2(kBiasGelu, BF16, bias + biaso, aux + auxo, MIXRT_FORWARD_2);     \
+  }
+#define MIXRT_CUDA_BATCH_FORMS(NAME, SUFFIX, T, BF16, R)                       \
+  void NAME##SUFFIX(MIXRT_OPERANDS_##R(T)) {                                   \
+    matmul##R(kAccumulate, BF16, MIXRT_FORWARD_##R);                           \
+  }                                                                            \
+  void NAME##_set##SUFFIX(MIXRT_OPERANDS_##R(T)) {                             \
+    matmul##R(kOverwrite, BF16, MIXRT_FORWARD_##R);                            \
+  }
+
+MIXRT_CUDA_FORMS(mixrt_cuda_matmul, , float, 0)
+MIXRT_CUDA_FORMS(mixrt_cuda_matmul, _bf16, mixrt_bf16, 1)
+MIXRT_CUDA_BATCH_FORMS(mixrt_cuda_batch_matmul, , float, 0, 3)
+MIXRT_CUDA_BATCH_FORMS(mixrt_cuda_batch_matmul, _bf16, mixrt_bf16, 1, 3)
+MIXRT_CUDA_BATCH_FORMS(mixrt_cuda_batch2_matmul, , float, 0, 4)
+MIXRT_CUDA_BATCH_FORMS(mixrt_cuda_batch2_matmul, _bf16, mixrt_bf16, 1, 4)

@@ -511,7 +511,9 @@ static int compile(int argc, char **argv) {
   // The package keeps the proved model as readable IR.
   OwningOpRef<ModuleOp> proved = module->clone();
   TrainingPipelineOptions training;
-  training.bf16Matmuls = precision == Precision::BF16 && target != Target::CUDA;
+  // On cuda, bf16 operands in memory; --gpu-matmul bf16 alone rounds f32
+  // ones on the tensor cores.
+  training.bf16Matmuls = precision == Precision::BF16;
   training.fuseOps = target == Target::CUDA;
   training.fuseAttention = attentionMode == AttentionMode::Fused;
   training.positionsOnDevice = target == Target::CUDA;

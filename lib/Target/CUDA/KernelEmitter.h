@@ -82,10 +82,19 @@ struct Emitter {
   Value select(Value c, Value x, Value y) {
     return arith::SelectOp::create(b, loc, c, x, y);
   }
+  /// An element of \p m; a bf16 element widened to f32 (exact).
   Value load(Value m, ValueRange at) {
-    return memref::LoadOp::create(b, loc, m, at);
+    Value v = memref::LoadOp::create(b, loc, m, at);
+    if (v.getType().isBF16())
+      v = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+    return v;
   }
+  /// Stores \p v in \p m; an f32 value in a bf16 buffer rounded to nearest
+  /// even (mix-round-into-producers gives kernels bf16 outputs).
   void store(Value v, Value m, ValueRange at) {
+    Type element = cast<MemRefType>(m.getType()).getElementType();
+    if (element.isBF16() && v.getType().isF32())
+      v = arith::TruncFOp::create(b, loc, element, v);
     memref::StoreOp::create(b, loc, v, m, at);
   }
   void barrier() { gpu::BarrierOp::create(b, loc); }

@@ -31,6 +31,9 @@
 #include "mix/Target/CUDA/CUDACodegen.h"
 #include "mix/Target/CUDA/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
 using namespace mlir;
 using namespace mlir::mix;
 
@@ -284,9 +287,70 @@ void lowerAdamW(MultiTensorAdamWBuffersOp op) {
   }
 }
 
+/// Rounds each row's f32 buffer into its bf16 one, the rows' elements
+/// over one launch (or a few), before \p before.
+void lowerRoundings(Operation *before, ArrayRef<SmallVector<Value>> all) {
+  OpBuilder builder(before);
+  Emitter e{builder, before->getLoc()};
+  SmallVector<int64_t> sizes;
+  for (ArrayRef<Value> row : all)
+    sizes.push_back(numElements(row.front()));
+  for (const Group &group : groups(all, sizes)) {
+    OpBuilder::InsertionGuard guard(builder);
+    gpu::LaunchOp launch = createLaunch(
+        builder, e.loc, {group.chunks.blocks, 1, 1}, {kBlock, 1, 1}, {});
+    builder.setInsertionPoint(&launch.getBody().front().back());
+    Value block = launch.getBlockIds().x, tid = launch.getThreadIds().x;
+    BlockTensor t = selectTensor(e, block, group.rows, group.chunks);
+    e.each(kPerThread, [&](Value k) {
+      Value at = e.addi(t.firstElement, e.addi(e.muli(k, e.idx(kBlock)), tid));
+      e.when(e.lt(at, t.size),
+             [&] { e.store(e.load(t.buffers[0], {at}), t.buffers[1], {at}); });
+    });
+  }
+}
+
+/// The roundings of the function's arguments (mixc --precision bf16: the
+/// weights, rounded for the products at the start of the step) in one
+/// launch for each run of them that only allocations and waits separate
+/// (the arguments are read-only there, and nothing reads the roundings
+/// before the run's end, where the launch goes).
+void batchArgumentRoundings(func::FuncOp function) {
+  if (function.isExternal())
+    return;
+  Block &entry = function.getBody().front();
+  SmallVector<linalg::GenericOp> run;
+  auto flush = [&] {
+    if (run.size() > 1) {
+      SmallVector<SmallVector<Value>> rows;
+      for (linalg::GenericOp op : run)
+        rows.push_back({op.getDpsInputs()[0], op.getDpsInits()[0]});
+      lowerRoundings(run.back()->getNextNode(), rows);
+      for (linalg::GenericOp op : run)
+        op.erase();
+    }
+    run.clear();
+  };
+  for (Operation &op : entry) {
+    auto generic = dyn_cast<linalg::GenericOp>(op);
+    if (generic && isRoundingToBF16(generic)) {
+      auto arg = dyn_cast<BlockArgument>(generic.getDpsInputs()[0]);
+      if (arg && arg.getOwner() == &entry) {
+        run.push_back(generic);
+        continue;
+      }
+    }
+    if (isPure(&op) || isa<gpu::WaitOp, gpu::AllocOp, memref::AllocOp>(op))
+      continue;
+    flush();
+  }
+  flush();
+}
+
 struct MultiTensorKernelsPass
     : mix::impl::MixMultiTensorKernelsPassBase<MultiTensorKernelsPass> {
   void runOnOperation() override {
+    batchArgumentRoundings(getOperation());
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
       if (isa<MultiTensorSumSquaresBuffersOp, MultiTensorAdamWBuffersOp>(op))

@@ -167,7 +167,9 @@ void memrefCopy(int64_t elemSize, mixrt_unranked_memref *src,
 
 /*===-- The CUDA target --------------------------------------------------===*/
 
-/* cuBLASLt products (float32 operands, TF32 or BF16 tensor cores): C += A
+/* cuBLASLt products (float32 operands on TF32 or BF16 tensor cores, or
+ * with the _bf16 suffix bf16 operands, as --precision bf16 stores them;
+ * C, the bias and aux float32 either way): C += A
  * B, C = A B (_set: beta 0), C = A B + a bias row (_bias: the BIAS
  * epilogue; the row contiguous) and C = A B with the sums of A's rows
  * written to the vector (_set_bgrad: the BGRADB epilogue, a bias gradient;
@@ -187,6 +189,17 @@ void mixrt_cuda_batch_matmul(MIXRT_OPERANDS_3(float));
 void mixrt_cuda_batch_matmul_set(MIXRT_OPERANDS_3(float));
 void mixrt_cuda_batch2_matmul(MIXRT_OPERANDS_4(float));
 void mixrt_cuda_batch2_matmul_set(MIXRT_OPERANDS_4(float));
+void mixrt_cuda_matmul_bf16(MIXRT_OPERANDS_2(mixrt_bf16));
+void mixrt_cuda_matmul_set_bf16(MIXRT_OPERANDS_2(mixrt_bf16));
+void mixrt_cuda_matmul_bias_bf16(MIXRT_OPERANDS_2(mixrt_bf16), MIXRT_BIAS);
+void mixrt_cuda_matmul_set_bgrad_bf16(MIXRT_OPERANDS_2(mixrt_bf16), MIXRT_BIAS);
+void mixrt_cuda_matmul_set_dgelu_bf16(MIXRT_OPERANDS_2(mixrt_bf16), MIXRT_AUX);
+void mixrt_cuda_matmul_bias_gelu_bf16(MIXRT_OPERANDS_2(mixrt_bf16), MIXRT_BIAS,
+                                      MIXRT_AUX);
+void mixrt_cuda_batch_matmul_bf16(MIXRT_OPERANDS_3(mixrt_bf16));
+void mixrt_cuda_batch_matmul_set_bf16(MIXRT_OPERANDS_3(mixrt_bf16));
+void mixrt_cuda_batch2_matmul_bf16(MIXRT_OPERANDS_4(mixrt_bf16));
+void mixrt_cuda_batch2_matmul_set_bf16(MIXRT_OPERANDS_4(mixrt_bf16));
 
 /* What the runtime, which links no CUDA, moves arguments with. `entry`
  * numbers the entry point whose call begins (its device memory plan). A

@@ -21,6 +21,10 @@
 #include <array>
 #include <string>
 
+namespace mlir::linalg {
+class GenericOp;
+} // namespace mlir::linalg
+
 namespace mlir {
 namespace mix {
 
@@ -69,6 +73,11 @@ bool isHostBookkeeping(MemRefType type);
 /// memref.alloc/alloca/dealloc/copy/get_global of the host functions to
 /// device allocations, kernels and copies (mix-memory-to-device).
 LogicalResult moveMemoryToDevice(ModuleOp module);
+
+/// Whether \p op copies its one f32 input into its one bf16 output of the
+/// same shape, element by element, rounded (`arith.truncf`): a product
+/// operand's rounding (mix-bf16-matmuls, on buffers).
+bool isRoundingToBF16(linalg::GenericOp op);
 
 /// The buffer \p v is a view of (through reshapes, casts and subviews).
 inline Value viewRoot(Value v) {

@@ -281,6 +281,35 @@ def MixFlashAttentionKernelsPass
                            "::mlir::vector::VectorDialect"];
 }
 
+def MixRoundIntoProducersPass
+    : Pass<"mix-round-into-producers", "::mlir::func::FuncOp"> {
+  let summary = "Have a fused kernel write in bf16 what is read only rounded";
+  let description = [{
+    With `mixc --precision bf16` a product's operands are rounded to bf16
+    by an elementwise `linalg.generic` of one `arith.truncf` (from
+    `mix-bf16-matmuls`). Where what it rounds is a fresh f32 allocation
+    that a fused op writes (the LayerNorm's result, its gradient's
+    `dinput`, the attention gradient's `dqkv`, the cross-entropy's
+    `dlogits`) and that nothing else reads, the fused op writes the bf16
+    buffer instead (its kernel rounds each value as it stores it, to
+    nearest even, as `arith.truncf`) and the rounding op and the f32
+    buffer go: one launch fewer, and the f32 values are neither written
+    nor read back. The rounding's output allocation moves up before the
+    fused op.
+
+    ```mlir
+    %x = memref.alloc() : memref<2x8x64xf32>
+    mix.fused_layer_norm_buffers %in, %w, %b into %x, %mean, %rstd ...
+    %y = memref.alloc() : memref<2x8x64xbf16>
+    linalg.generic {truncf} ins(%x) outs(%y)
+    memref.dealloc %x
+    // becomes
+    %y = memref.alloc() : memref<2x8x64xbf16>
+    mix.fused_layer_norm_buffers %in, %w, %b into %y, %mean, %rstd ...
+    ```
+  }];
+}
+
 def MixLayerNormKernelsPass
     : Pass<"mix-layer-norm-kernels", "::mlir::func::FuncOp"> {
   let summary = "A LayerNorm in one kernel forward, three backward";
@@ -325,6 +354,11 @@ def MixMultiTensorKernelsPass
         order of mix-append-adamw's primitive form.
     A model's optimizer step is then a handful of launches instead of two
     or three a parameter.
+
+    The same way, the roundings of the function's arguments to bf16 (the
+    weights under `mixc --precision bf16`, rounded at the start of the
+    step for the products) that only allocations and waits separate become
+    one launch (a few for many tensors) where the last of them was.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",

@@ -5,6 +5,7 @@ each: `grad` (the loss and every gradient) on the same parameters and
 batch, and the losses of a few `train` steps.
 
 usage: emulated_vs_cpu.py MIXC SPEC.json B S WORKDIR TOL [MIXC FLAGS...]
+(the flags are the emulated package's; --precision goes to both)
 The tolerance is relative to each tensor's largest magnitude (TF32 2e-2,
 BF16 5e-2: the products' operands are rounded, as by the tensor cores).
 Prints one summary line, or what differs (and exits 1).
@@ -45,7 +46,12 @@ def main():
     data = os.path.join(HERE, "..", "..", "..", "Runtime", "Inputs", "corpus")
     os.makedirs(work, exist_ok=True)
     p = lambda name: os.path.join(work, name)
-    run(mixc, spec, "--batch", b, "--seq", s, "-o", p("cpu.mixpkg"))
+    # --precision is the step's, on either target: the CPU package rounds
+    # the same operands.
+    shared = [f for i, f in enumerate(flags)
+              if f.startswith("--precision") or
+              (i and flags[i - 1] == "--precision")]
+    run(mixc, spec, "--batch", b, "--seq", s, *shared, "-o", p("cpu.mixpkg"))
     run(mixc, spec, "--batch", b, "--seq", s, "--target", "cuda",
         "--emulate", *flags, "-o", p("emu.mixpkg"))
     manifest = json.load(open(p("emu.mixpkg/manifest.json")))

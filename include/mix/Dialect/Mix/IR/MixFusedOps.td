@@ -26,6 +26,15 @@ def Mix_FloatBuffer : Type<And<[MemRefOf<[F32]>.predicate,
                            "statically shaped f32 memref",
                            "::mlir::MemRefType">;
 
+// An output the CUDA target may write in bfloat16 (rounded to nearest
+// even) where the value's only reader took it rounded (mixc --precision
+// bf16: mix-round-into-producers).
+def Mix_RoundableBuffer
+    : Type<And<[MemRefOf<[F32, BF16]>.predicate,
+                CPred<"::llvm::cast<::mlir::MemRefType>($_self)"
+                      ".hasStaticShape()">]>,
+           "statically shaped f32 or bf16 memref", "::mlir::MemRefType">;
+
 //===----------------------------------------------------------------------===//
 // Attention on tensors
 //===----------------------------------------------------------------------===//
@@ -136,7 +145,7 @@ def Mix_FlashAttentionGradBuffersOp : Mix_Op<"flash_attention_grad_buffers", [
                        Arg<Mix_FloatBuffer, "", [MemRead]>:$out,
                        Arg<Mix_FloatBuffer, "", [MemRead]>:$lse,
                        Arg<Mix_FloatBuffer, "", [MemRead]>:$dout,
-                       Arg<Mix_FloatBuffer, "", [MemWrite]>:$dqkv,
+                       Arg<Mix_RoundableBuffer, "", [MemWrite]>:$dqkv,
                        Arg<Optional<Mix_FloatBuffer>, "", [MemWrite]>:$dprefix_k,
                        Arg<Optional<Mix_FloatBuffer>, "", [MemWrite]>:$dprefix_v,
                        ConfinedAttr<I64Attr, [IntPositive]>:$heads);
@@ -239,7 +248,7 @@ def Mix_FusedCrossEntropyGradBuffersOp
                        Arg<Mix_IndexBuffer, "", [MemRead]>:$targets,
                        Arg<Mix_FloatBuffer, "", [MemRead]>:$lse,
                        Arg<Optional<Mix_FloatBuffer>, "", [MemRead]>:$dresult,
-                       Arg<Mix_FloatBuffer, "", [MemWrite]>:$dlogits,
+                       Arg<Mix_RoundableBuffer, "", [MemWrite]>:$dlogits,
                        DefaultValuedAttr<F32Attr, "1.0">:$scale);
   let assemblyFormat = [{
     $logits `,` $targets `,` $lse (`,` $dresult^)? `into` $dlogits
@@ -437,7 +446,7 @@ def Mix_FusedLayerNormBuffersOp : Mix_Op<"fused_layer_norm_buffers"> {
   let arguments = (ins Arg<Mix_FloatBuffer, "", [MemRead]>:$input,
                        Arg<Mix_FloatBuffer, "", [MemRead]>:$weight,
                        Arg<Mix_FloatBuffer, "", [MemRead]>:$bias,
-                       Arg<Mix_FloatBuffer, "", [MemWrite]>:$result,
+                       Arg<Mix_RoundableBuffer, "", [MemWrite]>:$result,
                        Arg<Mix_FloatBuffer, "", [MemWrite]>:$mean,
                        Arg<Mix_FloatBuffer, "", [MemWrite]>:$rstd,
                        F64Attr:$eps);
@@ -460,7 +469,7 @@ def Mix_FusedLayerNormGradBuffersOp
                        Arg<Mix_FloatBuffer, "", [MemRead]>:$mean,
                        Arg<Mix_FloatBuffer, "", [MemRead]>:$rstd,
                        Arg<Mix_FloatBuffer, "", [MemRead]>:$dresult,
-                       Arg<Mix_FloatBuffer, "", [MemWrite]>:$dinput,
+                       Arg<Mix_RoundableBuffer, "", [MemWrite]>:$dinput,
                        Arg<Mix_FloatBuffer, "", [MemWrite]>:$dweight,
                        Arg<Mix_FloatBuffer, "", [MemWrite]>:$dbias);
   let assemblyFormat = [{
