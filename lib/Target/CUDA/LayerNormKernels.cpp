@@ -251,7 +251,9 @@ bool sameElements(Value a, Value b) {
 /// in the kernel's store of it (a residual gradient's add): a
 /// `linalg.generic` whose loops are all parallel, with identity maps on
 /// operands of dinput's type, that reads dinput and does not read its own
-/// output; dinput an allocation of its own that nothing else reads; and
+/// output (one, or two with a bf16 copy of the first: mixc --precision
+/// bf16, mix-round-into-producers); dinput an allocation of its own that
+/// nothing else reads; and
 /// nothing in between that touches its operands, its output or dinput.
 /// Its output may be dresult's buffer itself (the residual stream's
 /// gradient, updated in place): the kernel reads each element of dresult
@@ -269,17 +271,25 @@ linalg::GenericOp findDinputConsumer(FusedLayerNormGradBuffersOp op) {
       return nullptr;
     consumer = generic;
   }
+  auto dinputType = cast<MemRefType>(dinput.getType());
+  auto likeDinput = [&](Value v) {
+    return v.getType() == dinputType ||
+           v.getType() == dinputType.clone(BFloat16Type::get(v.getContext()));
+  };
   if (!consumer || consumer->getBlock() != op->getBlock() ||
-      !op->isBeforeInBlock(consumer) || consumer.getNumDpsInits() != 1 ||
+      !op->isBeforeInBlock(consumer) || consumer.getNumDpsInits() > 2 ||
       !consumer.hasPureBufferSemantics() ||
       consumer.getNumLoops() != consumer.getNumParallelLoops() ||
       !llvm::all_of(consumer.getIndexingMapsArray(),
                     [](AffineMap m) { return m.isIdentity(); }) ||
-      !llvm::all_of(consumer->getOperands(),
-                    [&](Value v) { return v.getType() == dinput.getType(); }))
+      !llvm::all_of(consumer.getDpsInputs(),
+                    [&](Value v) { return v.getType() == dinputType; }) ||
+      consumer.getDpsInits()[0].getType() != dinputType ||
+      !llvm::all_of(consumer.getDpsInits(), likeDinput))
     return nullptr;
   Block &body = consumer.getRegion().front();
-  if (!body.getArgument(consumer.getNumDpsInputs()).use_empty() ||
+  if (llvm::any_of(body.getArguments().drop_front(consumer.getNumDpsInputs()),
+                   [](BlockArgument a) { return !a.use_empty(); }) ||
       llvm::count(consumer.getDpsInputs(), dinput) != 1)
     return nullptr;
   // Every buffer the consumer touches: another buffer of its own than the
@@ -293,7 +303,7 @@ linalg::GenericOp findDinputConsumer(FusedLayerNormGradBuffersOp op) {
       continue;
     if (!isDistinctBuffer(root))
       return nullptr;
-    if (v == consumer.getDpsInits()[0])
+    if (llvm::is_contained(consumer.getDpsInits(), v))
       for (Value r : read)
         if (getBufferRoot(r) == root &&
             !(r == op.getDresult() && sameElements(v, r)))
@@ -332,12 +342,18 @@ void lowerBackward(FusedLayerNormGradBuffersOp op,
   // dinput's consumer (the residual gradient's add) runs in the kernel's
   // store: its output is written instead of dinput, which is not.
   linalg::GenericOp consumer = findDinputConsumer(op);
-  Value dx = e.viewAs(consumer ? consumer.getDpsInits()[0] : op.getDinput(), 2);
+  SmallVector<Value> dx;
+  if (consumer)
+    for (Value out : consumer.getDpsInits())
+      dx.push_back(e.viewAs(out, 2));
+  else
+    dx.push_back(e.viewAs(op.getDinput(), 2));
   SmallVector<Value> consumerOperands;
   if (consumer)
     for (Value in : consumer.getDpsInputs())
       consumerOperands.push_back(in == op.getDinput() ? in : e.viewAs(in, 2));
   auto storeDinput = [&](Value d, Value row, Value i) {
+    SmallVector<Value> values{d};
     if (consumer) {
       IRMapping map;
       Block *body = &consumer.getRegion().front();
@@ -345,9 +361,12 @@ void lowerBackward(FusedLayerNormGradBuffersOp op,
         map.map(arg, in == op.getDinput() ? d : e.load(in, {row, i}));
       for (Operation &inner : body->without_terminator())
         builder.clone(inner, map);
-      d = map.lookupOrDefault(body->getTerminator()->getOperand(0));
+      values.clear();
+      for (Value v : body->getTerminator()->getOperands())
+        values.push_back(map.lookupOrDefault(v));
     }
-    e.store(d, dx, {row, i});
+    for (auto [v, out] : llvm::zip(values, dx))
+      e.store(v, out, {row, i});
   };
 
   // A block a chunk of rows, one row after another: each row's dinput,

@@ -1,12 +1,14 @@
-//===- RoundIntoProducers.cpp - Fused kernels that write bf16 directly ----===//
+//===- RoundIntoProducers.cpp - Kernels that write bf16 operands directly -===//
 //
 // With mixc --precision bf16, mix-bf16-matmuls rounds each product operand
-// with an elementwise truncf. When the rounded value is an output of a
-// fused op (LayerNorm, its gradient, the attention's gradient, the
-// cross-entropy's gradient) that nothing else reads, the fused op's kernel
-// can store the rounded values itself: the truncf launch, the f32 buffer
-// and its write and read-back all go. The kernel emitters round on store
-// (KernelEmitter::store), so the rewrite only swaps the output buffer.
+// with an elementwise truncf: a launch that reads the f32 value and writes
+// the bf16 one. Where the f32 value's other readers allow it, the kernel
+// that makes the value stores the rounded values itself (a fused op's
+// kernel rounds on store, KernelEmitter::store; an elementwise payload
+// yields them rounded): the rounding's launch, and often the f32 buffer's
+// write and read-back, go. Bias-gradient sums and the attention's gradient
+// are made to read the rounded values, so that they do not keep the f32
+// ones alive (see the pass's description in Passes.td).
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,6 +58,8 @@ namespace {
 OpOperand *roundableOutput(Operation *op) {
   if (auto ln = dyn_cast<FusedLayerNormBuffersOp>(op))
     return &ln.getResultMutable();
+  if (auto attention = dyn_cast<FlashAttentionBuffersOp>(op))
+    return &attention.getResultMutable();
   if (auto grad = dyn_cast<FusedLayerNormGradBuffersOp>(op))
     return &grad.getDinputMutable();
   if (auto grad = dyn_cast<FlashAttentionGradBuffersOp>(op))
@@ -220,11 +224,73 @@ OpOperand *overwritingOutput(Operation *op, Value x) {
   return output;
 }
 
+/// \p producer, an elementwise generic, with \p y (bf16) as one more
+/// output, at \p x's (its init \p xInit) indexing map: the payload also
+/// yields the value it yields for x, rounded.
+void addRoundedOutput(linalg::GenericOp producer, OpOperand *xInit, Value y) {
+  SmallVector<Value> inits(producer.getDpsInits());
+  inits.push_back(y);
+  SmallVector<AffineMap> maps = producer.getIndexingMapsArray();
+  maps.push_back(producer.getMatchingIndexingMap(xInit));
+  unsigned xResult = xInit->getOperandNumber() - producer.getNumDpsInputs();
+  OpBuilder b(producer);
+  auto merged = linalg::GenericOp::create(b, producer.getLoc(), TypeRange{},
+                                          producer.getDpsInputs(), inits, maps,
+                                          producer.getIteratorTypesArray());
+  Region &region = merged.getRegion();
+  region.takeBody(producer.getRegion());
+  Block &body = region.front();
+  body.addArgument(b.getBF16Type(), producer.getLoc());
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  b.setInsertionPoint(yield);
+  SmallVector<Value> values(yield.getValues());
+  values.push_back(arith::TruncFOp::create(b, yield.getLoc(), b.getBF16Type(),
+                                           values[xResult]));
+  linalg::YieldOp::create(b, yield.getLoc(), values);
+  yield.erase();
+  producer.erase();
+}
+
+/// Has the attention's gradient read the attention's output rounded, where
+/// \p rounding rounds it for the output projection: D = rowsum(dout . out)
+/// from the bf16 values, as FlashAttention-2 computes it from its bf16
+/// output, so that the forward kernel writes bf16 alone. The rounded
+/// buffer is freed after the gradient instead.
+void attentionReadsRounded(linalg::GenericOp rounding) {
+  Value x = rounding.getDpsInputs()[0], y = rounding.getDpsInits()[0];
+  FlashAttentionGradBuffersOp grad;
+  for (Operation *user : x.getUsers())
+    if (auto g = dyn_cast<FlashAttentionGradBuffersOp>(user);
+        g && g.getOut() == x && g->getBlock() == rounding->getBlock() &&
+        rounding->isBeforeInBlock(g))
+      grad = g;
+  if (!grad || llvm::count(grad->getOperands(), x) != 1 ||
+      !isDistinctBuffer(x) || !isDistinctBuffer(y))
+    return;
+  SmallVector<Operation *> frees;
+  for (Operation *op = rounding->getNextNode(); op != grad;
+       op = op->getNextNode()) {
+    if (auto free = dyn_cast<memref::DeallocOp>(op);
+        free && free.getMemref() == y) {
+      frees.push_back(op);
+      continue;
+    }
+    if (!leavesBufferUnwritten(op, x) || !leavesBufferUnwritten(op, y))
+      return;
+  }
+  grad.getOutMutable().set(y);
+  for (Operation *free : frees)
+    free->moveAfter(grad);
+}
+
 /// Rewrites \p rounding's producer to write its output; returns whether it
-/// did. What the producer writes in x must be read by the rounding alone:
-/// between them nothing touches x, and after the rounding x is freed or
-/// overwritten before anything reads it (bufferization reuses a buffer for
-/// the same value of each layer).
+/// did. Where what the producer writes in x is read by the rounding alone
+/// (between them nothing touches x, and after the rounding x is freed or
+/// overwritten before anything reads it: bufferization reuses a buffer for
+/// the same value of each layer), the producer writes y instead of x;
+/// where x is read again, an elementwise producer writes y besides x (a
+/// kernel that absorbs it, a LayerNorm gradient's residual add, then
+/// stores both).
 bool roundIntoProducer(linalg::GenericOp rounding) {
   Value x = rounding.getDpsInputs()[0], y = rounding.getDpsInits()[0];
   memref::AllocOp xAlloc = freshAllocation(x, rounding);
@@ -235,33 +301,45 @@ bool roundIntoProducer(linalg::GenericOp rounding) {
   for (Operation *user : llvm::make_early_inc_range(x.getUsers()))
     if (isa<ViewLikeOpInterface>(user) && user->use_empty())
       user->erase();
-  OpOperand *output = nullptr;
-  for (Operation *op = rounding->getPrevNode(); op && !output;
-       op = op->getPrevNode()) {
-    if (leavesBufferAlone(op, x))
-      continue;
-    if (!(output = overwritingOutput(op, x)))
-      return false;
-  }
-  if (!output)
+  Operation *writer = rounding->getPrevNode();
+  while (writer && leavesBufferAlone(writer, x))
+    writer = writer->getPrevNode();
+  if (!writer)
     return false;
-  for (Operation *op = rounding->getNextNode();; op = op->getNextNode()) {
-    if (!op)
-      return false; // x outlives the block
+  bool dead = false;
+  for (Operation *op = rounding->getNextNode(); op; op = op->getNextNode()) {
     if (auto free = dyn_cast<memref::DeallocOp>(op);
-        (free && free.getMemref() == x) || overwritingOutput(op, x))
+        (free && free.getMemref() == x) || overwritingOutput(op, x)) {
+      dead = true;
       break;
+    }
     if (!leavesBufferAlone(op, x))
-      return false;
+      break;
   }
-  Operation *producer = output->getOwner();
-  if (!yAlloc->isBeforeInBlock(producer))
-    yAlloc->moveBefore(producer);
-  if (isa<linalg::GenericOp>(producer))
+  OpOperand *output = dead ? overwritingOutput(writer, x) : nullptr;
+  OpOperand *init = output ? nullptr : elementwiseOutput(writer, x);
+  if (!output && !init)
+    return false;
+  if (!yAlloc->isBeforeInBlock(writer))
+    yAlloc->moveBefore(writer);
+  rounding.erase();
+  if (init) {
+    // A LayerNorm gradient's kernel absorbs an add of its dinput (the
+    // residual gradient's): y must be there before it.
+    for (Value in : cast<linalg::GenericOp>(writer).getDpsInputs())
+      for (Operation *user : in.getUsers())
+        if (auto grad = dyn_cast<FusedLayerNormGradBuffersOp>(user);
+            grad && grad.getDinput() == in &&
+            grad->getBlock() == writer->getBlock() &&
+            grad->isBeforeInBlock(yAlloc))
+          yAlloc->moveBefore(grad);
+    addRoundedOutput(cast<linalg::GenericOp>(writer), init, y);
+    return true;
+  }
+  if (isa<linalg::GenericOp>(writer))
     roundElementwiseOutput(output, y);
   else
     output->set(y);
-  rounding.erase();
   // x, when no other value of the block lives in it, goes with its frees.
   if (llvm::all_of(x.getUsers(),
                    [](Operation *op) { return isa<memref::DeallocOp>(op); })) {
@@ -283,6 +361,7 @@ struct MixRoundIntoProducersPass
     });
     for (linalg::GenericOp op : roundings) {
       sumRounded(op);
+      attentionReadsRounded(op);
       roundIntoProducer(op);
     }
   }

@@ -80,8 +80,9 @@ func.func @elementwise_and_sum(%a: memref<2x4x8xf32>, %b: memref<2x4x8xf32>, %bi
 
 // A buffer reused for the next layer's value: the first value is read by
 // its rounding alone (the buffer is overwritten next), so its producer
-// writes bf16; the buffer stays for the second value, which an add reads
-// besides its rounding: left as it is.
+// writes bf16 only; the second value an add reads besides its rounding: its
+// producer writes both (one kernel, which a LayerNorm gradient's kernel
+// can absorb as its residual add).
 // CHECK-LABEL: func.func @reused
 // CHECK:         %[[X:.*]] = memref.alloc() : memref<8x8xf32>
 // CHECK:         %[[Y:.*]] = memref.alloc() : memref<8x8xbf16>
@@ -89,8 +90,14 @@ func.func @elementwise_and_sum(%a: memref<2x4x8xf32>, %b: memref<2x4x8xf32>, %bi
 // CHECK:           math.exp
 // CHECK-NEXT:      arith.truncf
 // CHECK:         linalg.matmul ins(%[[Y]], %arg1
-// CHECK:         linalg.generic {{.*}} ins(%arg2 : memref<8x8xf32>) outs(%[[X]] : memref<8x8xf32>)
-// CHECK:         linalg.generic {{.*}} ins(%[[X]] : memref<8x8xf32>) outs(%{{.*}} : memref<8x8xbf16>)
+// CHECK:         %[[Y2:.*]] = memref.alloc() : memref<8x8xbf16>
+// CHECK-NEXT:    linalg.generic {{.*}} ins(%arg2 : memref<8x8xf32>) outs(%[[X]], %[[Y2]] : memref<8x8xf32>, memref<8x8xbf16>)
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      %[[N:.*]] = arith.negf
+// CHECK-NEXT:      %[[R:.*]] = arith.truncf %[[N]] : f32 to bf16
+// CHECK-NEXT:      linalg.yield %[[N]], %[[R]] : f32, bf16
+// CHECK-NOT:     arith.truncf
+// CHECK:         linalg.matmul ins(%[[Y2]], %arg1
 // CHECK:         linalg.generic {{.*}} ins(%[[X]], %arg0 : memref<8x8xf32>, memref<8x8xf32>) outs(%arg3
 func.func @reused(%a: memref<8x8xf32>, %k: memref<8x8xbf16>, %c: memref<8x8xf32>, %out: memref<8x8xf32>, %p: memref<8x8xf32>) {
   %x = memref.alloc() : memref<8x8xf32>
@@ -130,11 +137,10 @@ func.func @reused(%a: memref<8x8xf32>, %k: memref<8x8xbf16>, %c: memref<8x8xf32>
 }
 
 // The value is read after its rounding (an accumulation in place), and
-// the sum reads the next value: the producer keeps its f32 output and the
-// sum its f32 input.
+// the sum reads the next value: the producer writes both, and the sum
+// keeps its f32 input.
 // CHECK-LABEL: func.func @sum_after_rewrite
-// CHECK:         linalg.generic {{.*}} ins(%arg0 : memref<8x8xf32>) outs(%{{.*}} : memref<8x8xf32>)
-// CHECK:         arith.truncf
+// CHECK:         linalg.generic {{.*}} ins(%arg0 : memref<8x8xf32>) outs(%{{.*}}, %{{.*}} : memref<8x8xf32>, memref<8x8xbf16>)
 // CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%{{.*}} : memref<8x8xf32>)
 // CHECK-NOT:       arith.extf
 func.func @sum_after_rewrite(%a: memref<8x8xf32>, %k: memref<8x8xbf16>, %c: memref<8x8xf32>, %p: memref<8x8xf32>, %bias: memref<1x8xf32>) {
@@ -163,5 +169,48 @@ func.func @sum_after_rewrite(%a: memref<8x8xf32>, %k: memref<8x8xbf16>, %c: memr
     linalg.yield %s : f32
   }
   memref.dealloc %x : memref<8x8xf32>
+  return
+}
+
+// The attention's output, rounded for its projection and read by the
+// attention's gradient: the gradient reads the rounded values (D =
+// rowsum(dout . out) from bf16, as FlashAttention-2 does), so the forward
+// kernel writes bf16 alone; the rounded buffer is freed after the
+// gradient. The gradient's dqkv, read by the rounding alone, is written in
+// bf16 too.
+// CHECK-LABEL: func.func @attention
+// CHECK-NEXT:    %[[Y:.*]] = memref.alloc() : memref<2x8x8xbf16>
+// CHECK-NEXT:    mix.flash_attention_buffers %arg0 into %[[Y]], %arg1 heads 2 : memref<2x8x24xf32>, memref<2x8x8xbf16>, memref<2x2x8xf32>
+// CHECK:         linalg.batch_matmul ins(%[[Y]], %arg2
+// CHECK:         %[[DY:.*]] = memref.alloc() : memref<2x8x24xbf16>
+// CHECK-NEXT:    mix.flash_attention_grad_buffers %arg0, %[[Y]], %arg1, %arg3 into %[[DY]] heads 2 : memref<2x8x24xf32>, memref<2x8x8xbf16>, memref<2x2x8xf32>, memref<2x8x8xf32>, memref<2x8x24xbf16>
+// CHECK-NEXT:    memref.dealloc %[[Y]]
+// CHECK-NOT:     linalg.generic
+// CHECK-NOT:     memref.alloc() : memref<2x8x8xf32>
+// CHECK:         linalg.batch_matmul ins(%[[DY]], %arg4
+// CHECK:         return
+func.func @attention(%qkv: memref<2x8x24xf32>, %lse: memref<2x2x8xf32>, %w: memref<2x8x8xbf16>, %do: memref<2x8x8xf32>, %w2: memref<2x24x8xbf16>, %out: memref<2x8x8xf32>) {
+  %o = memref.alloc() : memref<2x8x8xf32>
+  mix.flash_attention_buffers %qkv into %o, %lse heads 2 : memref<2x8x24xf32>, memref<2x8x8xf32>, memref<2x2x8xf32>
+  %y = memref.alloc() : memref<2x8x8xbf16>
+  linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%o : memref<2x8x8xf32>) outs(%y : memref<2x8x8xbf16>) {
+  ^bb0(%v: f32, %u: bf16):
+    %r = arith.truncf %v : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  linalg.batch_matmul ins(%y, %w : memref<2x8x8xbf16>, memref<2x8x8xbf16>) outs(%out : memref<2x8x8xf32>)
+  memref.dealloc %y : memref<2x8x8xbf16>
+  %dqkv = memref.alloc() : memref<2x8x24xf32>
+  mix.flash_attention_grad_buffers %qkv, %o, %lse, %do into %dqkv heads 2 : memref<2x8x24xf32>, memref<2x8x8xf32>, memref<2x2x8xf32>, memref<2x8x8xf32>, memref<2x8x24xf32>
+  memref.dealloc %o : memref<2x8x8xf32>
+  %dy = memref.alloc() : memref<2x8x24xbf16>
+  linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%dqkv : memref<2x8x24xf32>) outs(%dy : memref<2x8x24xbf16>) {
+  ^bb0(%v: f32, %u: bf16):
+    %r = arith.truncf %v : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  memref.dealloc %dqkv : memref<2x8x24xf32>
+  linalg.batch_matmul ins(%dy, %w2 : memref<2x8x24xbf16>, memref<2x24x8xbf16>) outs(%out : memref<2x8x8xf32>)
+  memref.dealloc %dy : memref<2x8x24xbf16>
   return
 }

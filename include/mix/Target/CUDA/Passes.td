@@ -283,19 +283,33 @@ def MixFlashAttentionKernelsPass
 
 def MixRoundIntoProducersPass
     : Pass<"mix-round-into-producers", "::mlir::func::FuncOp"> {
-  let summary = "Have a fused kernel write in bf16 what is read only rounded";
+  let summary = "Have kernels write in bf16 what the products read rounded";
   let description = [{
     With `mixc --precision bf16` a product's operands are rounded to bf16
     by an elementwise `linalg.generic` of one `arith.truncf` (from
-    `mix-bf16-matmuls`). Where what it rounds is a fresh f32 allocation
-    that a fused op writes (the LayerNorm's result, its gradient's
-    `dinput`, the attention gradient's `dqkv`, the cross-entropy's
-    `dlogits`) and that nothing else reads, the fused op writes the bf16
-    buffer instead (its kernel rounds each value as it stores it, to
-    nearest even, as `arith.truncf`) and the rounding op and the f32
-    buffer go: one launch fewer, and the f32 values are neither written
-    nor read back. The rounding's output allocation moves up before the
-    fused op.
+    `mix-bf16-matmuls`), each a launch that reads the f32 value and writes
+    the bf16 one. For each such rounding of a fresh f32 allocation x into
+    y:
+      * a bias gradient's column sum of x (directly or through a reshape,
+        after the rounding, x and y unchanged in between) sums y instead,
+        widened: what cuBLASLt's BGRADB epilogue computes from the operand
+        it reads, so that `mix-matmuls-to-library-calls` puts the sum on
+        the weight gradient's product;
+      * the attention's gradient reading x as the attention's output reads
+        y (D = rowsum(dout . out) from the bf16 values, as FlashAttention-2
+        does); y is then freed after it;
+      * where what x's last writer wrote is read by the rounding alone (x
+        is freed or overwritten next), that writer writes y instead: a
+        fused op (the LayerNorm's result, the attention's result, the
+        LayerNorm gradient's `dinput`, the attention gradient's `dqkv`,
+        the cross-entropy gradient's `dlogits`; their kernels round each
+        value as they store it, to nearest even) or an elementwise
+        `linalg.generic` (its payload yields the value rounded); the
+        rounding and, when no other value lives in it, x go;
+      * where x is read again, an elementwise writer writes y besides x
+        (one more output; a LayerNorm gradient's kernel that absorbs it,
+        the residual gradient's add, stores both).
+    y's allocation moves up before the writer.
 
     ```mlir
     %x = memref.alloc() : memref<2x8x64xf32>

@@ -27,8 +27,8 @@ def Mix_FloatBuffer : Type<And<[MemRefOf<[F32]>.predicate,
                            "::mlir::MemRefType">;
 
 // An output the CUDA target may write in bfloat16 (rounded to nearest
-// even) where the value's only reader took it rounded (mixc --precision
-// bf16: mix-round-into-producers).
+// even) where the value's only reader took it rounded, or an input it may
+// read so (mixc --precision bf16: mix-round-into-producers).
 def Mix_RoundableBuffer
     : Type<And<[MemRefOf<[F32, BF16]>.predicate,
                 CPred<"::llvm::cast<::mlir::MemRefType>($_self)"
@@ -122,7 +122,7 @@ def Mix_FlashAttentionBuffersOp : Mix_Op<"flash_attention_buffers", [
   let arguments = (ins Arg<Mix_FloatBuffer, "", [MemRead]>:$qkv,
                        Arg<Optional<Mix_FloatBuffer>, "", [MemRead]>:$prefix_k,
                        Arg<Optional<Mix_FloatBuffer>, "", [MemRead]>:$prefix_v,
-                       Arg<Mix_FloatBuffer, "", [MemWrite]>:$result,
+                       Arg<Mix_RoundableBuffer, "", [MemWrite]>:$result,
                        Arg<Mix_FloatBuffer, "", [MemWrite]>:$lse,
                        ConfinedAttr<I64Attr, [IntPositive]>:$heads);
   let assemblyFormat = [{
@@ -142,7 +142,7 @@ def Mix_FlashAttentionGradBuffersOp : Mix_Op<"flash_attention_grad_buffers", [
   let arguments = (ins Arg<Mix_FloatBuffer, "", [MemRead]>:$qkv,
                        Arg<Optional<Mix_FloatBuffer>, "", [MemRead]>:$prefix_k,
                        Arg<Optional<Mix_FloatBuffer>, "", [MemRead]>:$prefix_v,
-                       Arg<Mix_FloatBuffer, "", [MemRead]>:$out,
+                       Arg<Mix_RoundableBuffer, "", [MemRead]>:$out,
                        Arg<Mix_FloatBuffer, "", [MemRead]>:$lse,
                        Arg<Mix_FloatBuffer, "", [MemRead]>:$dout,
                        Arg<Mix_RoundableBuffer, "", [MemWrite]>:$dqkv,
