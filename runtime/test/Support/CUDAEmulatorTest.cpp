@@ -1394,6 +1394,88 @@ TEST(CUDAEmulator, MatmulAddsABiasAndAppliesTheGelu) {
   checkProduct(/*site=*/17, 6, 9, 15, true, true, Form::BiasGelu);
 }
 
+/// The bf16 value nearest x's top half (its bits truncated): exactly a
+/// bf16, as a float and as the bits the _bf16 forms take.
+float truncatedToBF16(float x, uint16_t *bits) {
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  *bits = uint16_t(u >> 16);
+  u &= 0xffff0000u;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+// --precision bf16: the operands in memory are bf16 (the _bf16 forms,
+// CUDA_R_16BF layouts, the 32F compute type): C = A B + bias and C = A B
+// with the sums of A's rows, against a double product of the same bf16
+// values (each product of two is exact in float: nothing is rounded but
+// the float sums).
+TEST(CUDAEmulator, MatmulTakesBF16Operands) {
+  setUpEmulator();
+  const int64_t m = 5, k = 9, n = 4;
+  std::mt19937 rng{7};
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> a(m * k), b(k * n), bias(n);
+  std::vector<uint16_t> aBits(m * k), bBits(k * n);
+  for (int64_t i = 0; i < m * k; ++i)
+    a[i] = truncatedToBF16(dist(rng), &aBits[i]);
+  for (int64_t i = 0; i < k * n; ++i)
+    b[i] = truncatedToBF16(dist(rng), &bBits[i]);
+  for (float &x : bias)
+    x = dist(rng);
+  std::vector<float> c(m * n, NAN), sums(m, NAN);
+  void *da = upload(aBits), *db = upload(bBits), *dc = upload(c),
+       *dbias = upload(bias), *dsums = upload(sums);
+  auto *ha = static_cast<mixrt_bf16 *>(da), *hb = static_cast<mixrt_bf16 *>(db);
+  auto *fc = static_cast<float *>(dc);
+  // A row-major (m x k), B row-major (k x n).
+  mixrt_cuda_matmul_bias_bf16(/*site=*/50, ha, 0, m, k, k, 1, hb, 0, k, n, n, 1,
+                              fc, 0, m, n, n, 1, static_cast<float *>(dbias), 0,
+                              n, 1);
+  ASSERT_STREQ(mixrt_device_error(), "");
+  std::vector<float> got = download<float>(dc, c.size());
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double want = bias[j], scale = std::fabs(bias[j]);
+      for (int64_t p = 0; p < k; ++p) {
+        want += double(a[i * k + p]) * b[p * n + j];
+        scale += std::fabs(double(a[i * k + p]) * b[p * n + j]);
+      }
+      ASSERT_NEAR(got[i * n + j], want, 1e-6 * scale) << i << ", " << j;
+    }
+  // A weight gradient: A read transposed (A^T is k x m, row-major), with
+  // BGRADB's sums of A's rows (of the bf16 values).
+  std::vector<uint16_t> atBits(k * m);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < k; ++p)
+      atBits[p * m + i] = aBits[i * k + p];
+  void *dat = upload(atBits);
+  mixrt_cuda_matmul_set_bgrad_bf16(
+      /*site=*/51, static_cast<mixrt_bf16 *>(dat), 0, m, k, 1, m, hb, 0, k, n,
+      n, 1, fc, 0, m, n, n, 1, static_cast<float *>(dsums), 0, m, 1);
+  ASSERT_STREQ(mixrt_device_error(), "");
+  got = download<float>(dc, c.size());
+  std::vector<float> gotSums = download<float>(dsums, sums.size());
+  for (int64_t i = 0; i < m; ++i) {
+    double want = 0, scale = 0;
+    for (int64_t p = 0; p < k; ++p) {
+      want += a[i * k + p];
+      scale += std::fabs(a[i * k + p]);
+    }
+    ASSERT_NEAR(gotSums[i], want, 1e-6 * scale) << "row " << i;
+    for (int64_t j = 0; j < n; ++j) {
+      double product = 0, magnitude = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        product += double(a[i * k + p]) * b[p * n + j];
+        magnitude += std::fabs(double(a[i * k + p]) * b[p * n + j]);
+      }
+      ASSERT_NEAR(got[i * n + j], product, 1e-6 * magnitude);
+    }
+  }
+  for (void *p : {da, db, dc, dbias, dsums, dat})
+    mixrt_device_free(p);
+}
+
 // The pre-activation must be laid out as the product.
 TEST(CUDAEmulatorDeathTest, MatmulGeluGradientNeedsItsLayout) {
   setUpEmulator();
