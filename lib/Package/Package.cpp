@@ -63,6 +63,8 @@ llvm::json::Value mlir::mix::manifestJSON(const PackageContents &c) {
                   {"seq", c.seq},
                   {"spec", c.spec.toJSON()},
                   {"params", std::move(params)}};
+  if (c.operands != "fp32")
+    manifest["operands"] = c.operands;
   if (c.streamShards > 1)
     manifest["stream_shards"] = c.streamShards;
   if (c.emulated)

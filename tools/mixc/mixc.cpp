@@ -594,6 +594,7 @@ static int compile(int argc, char **argv) {
   contents.decodeBatch = decodeBatch;
   contents.prefillChunk = prefillChunk > 1 ? int64_t(prefillChunk) : 0;
   contents.streamShards = streamShards;
+  contents.operands = precision == Precision::BF16 ? "bf16" : "fp32";
   if (target == Target::CUDA) {
     contents.emulated = emulate;
     contents.entryArgs = std::move(entryArgs);

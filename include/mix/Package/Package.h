@@ -51,6 +51,10 @@ struct PackageContents {
   /// The operands of the matrix products (`precision`): "fp32", "tf32" or
   /// "bf16" (mixc --precision, --gpu-matmul).
   std::string precision = "fp32";
+  /// How the products' operands are kept in memory: "fp32", or "bf16"
+  /// (mixc --precision bf16; written to the manifest as `operands` only
+  /// then).
+  std::string operands = "fp32";
   /// The hyperparameters @adamw was compiled with (`adamw`), from its
   /// kAdamWHyperparametersAttr; required with a library.
   struct AdamW {

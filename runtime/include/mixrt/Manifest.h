@@ -58,6 +58,9 @@ struct Manifest {
   /// (mixc --precision, --gpu-matmul); accumulation, parameters and
   /// optimizer state are fp32 in every case.
   std::string precision = "fp32";
+  /// How the products' operands are kept in memory: "fp32", or "bf16"
+  /// (mixc --precision bf16; the manifest's optional `operands`).
+  std::string operands = "fp32";
   int64_t batch = 0;
   int64_t seq = 0;
   /// spec.vocab_size, spec.init.seed and spec.init.std.

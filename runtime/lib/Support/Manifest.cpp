@@ -257,6 +257,13 @@ Manifest mixrt::parseManifest(const std::string &text,
                    "expected \"fp32\", \"tf32\" or \"bf16\", got " +
                        quote(manifest.precision));
   }
+  if (root.find("operands")) {
+    manifest.operands = reader.getString(root, "", "operands");
+    if (manifest.operands != "fp32" && manifest.operands != "bf16")
+      reader.error(*root.find("operands"), "operands",
+                   "expected \"fp32\" or \"bf16\", got " +
+                       quote(manifest.operands));
+  }
   manifest.batch = reader.getInteger(root, "", "batch", 1);
   manifest.seq = reader.getInteger(root, "", "seq", 1);
 

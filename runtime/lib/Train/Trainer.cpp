@@ -392,9 +392,11 @@ void Trainer::announce() const {
                      manifest.streamShards
               << " of the cMoLLM streams\n";
   if (root && manifest.precision != "fp32")
-    std::cerr << "mix-run: " << manifest.precision
-              << " matrix products (float32 accumulation, parameters and "
-                 "optimizer state)\n";
+    std::cerr << "mix-run: " << manifest.precision << " matrix products"
+              << (manifest.operands == "bf16" ? ", their operands kept in bf16"
+                  : manifest.target == "cuda" ? " of float32 operands"
+                                              : "")
+              << " (float32 accumulation, parameters and optimizer state)\n";
   if (root && dataRanks > 1)
     std::cerr << "mix-run: data-parallel over " << dataRanks << " ranks ("
               << (model.averagesOverRanks() ? "NCCL" : comm.getName())

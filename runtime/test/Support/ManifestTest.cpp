@@ -67,6 +67,14 @@ TEST(ManifestTest, ReadsTheSampleManifest) {
   EXPECT_EQ(m.params[4].init, InitKind::Identity);
 }
 
+// `operands`, written with --precision bf16 only: fp32 when absent.
+TEST(ManifestTest, ReadsTheOperandsKept) {
+  json::Value value = sampleManifest();
+  EXPECT_EQ(parse(value).operands, "fp32");
+  member(value, "operands") = "bf16";
+  EXPECT_EQ(parse(value).operands, "bf16");
+}
+
 TEST(ManifestTest, ReadsTheLibraryAndIgnoresUnknownKeys) {
   json::Value value = sampleManifest();
   setLibrary(value, "model.so");
@@ -266,6 +274,8 @@ TEST(ManifestTest, RejectsBadTopLevelFields) {
                       {"batch: expected an integer >= 1, got 2.5"}));
   EXPECT_TRUE(rejects([](json::Value &v) { member(v, "target") = "tpu"; },
                       {"target", "\"cpu\" or \"cuda\"", "'tpu'"}));
+  EXPECT_TRUE(rejects([](json::Value &v) { member(v, "operands") = "fp16"; },
+                      {"operands", "\"fp32\" or \"bf16\"", "'fp16'"}));
   EXPECT_TRUE(rejects([](json::Value &v) { member(v, "library") = ""; },
                       {"library", "non-empty string"}));
   EXPECT_TRUE(rejects([](json::Value &v) { member(v, "params") = 3; },
