@@ -14,7 +14,11 @@
 #   3. prints, from the second step's report (the first run as CUDA
 #      graphs; benchmarks/cuda_estimate.py), the
 #      kernel launches, bytes, GEMM FLOPs, the runtime's H200 estimate and
-#      the model-FLOPs utilisation it implies.
+#      the model-FLOPs utilisation it implies;
+#   4. does the same for each model with one layer and with two (NAME-l1,
+#      NAME-l2): their difference is what one layer launches a step,
+#      kernels and products counted apart, without the embedding, head,
+#      loss and optimizer that the totals over L spread over the layers.
 # Nothing is timed: the figures are counts and an estimate made of them
 # (docs/cuda.md, "The profile and the H200 estimate", says what the
 # estimate assumes). The tables go to stdout and to WORK/results.md.
@@ -92,12 +96,13 @@ ulimit -s unlimited 2>/dev/null || ulimit -s "$(ulimit -H -s)"
 # A command's stderr without the report of /usr/bin/time -v after it.
 without_time() { sed '/^\tCommand being timed/,$d'; }
 
-# Compiles and runs model $1 at batch $2; the package and logs in $WORK/$1:
-# compile.time and run.time hold the commands' stderr and time's reports,
-# train.log mix-run's stderr alone (the profile).
+# Compiles and runs model $1 (spec $3, by default
+# benchmarks/specs/gpt2-small-$1.json) at batch $2; the package and logs in
+# $WORK/$1: compile.time and run.time hold the commands' stderr and time's
+# reports, train.log mix-run's stderr alone (the profile).
 run_model() {
   local name=$1 batch=$2 dir=$WORK/$1
-  local spec=$ROOT/benchmarks/specs/gpt2-small-$name.json
+  local spec=${3:-$ROOT/benchmarks/specs/gpt2-small-$name.json}
   local manifest=$dir/package/manifest.json
   if [ "$REUSE" = 0 ] || [ ! -f "$manifest" ] ||
      ! grep -q "\"batch\": *$batch," "$manifest" ||
@@ -142,6 +147,14 @@ for name in $MODELS; do
     note="${note}the figures are for batch $batch, not $BATCH."
   fi
   echo "$note" > "$WORK/$name/note.txt"
+  # One layer and two, at the batch that worked.
+  for layers in 1 2; do
+    mkdir -p "$WORK/$name-l$layers"
+    python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); s["n_layer"] = int(sys.argv[2]); json.dump(s, open(sys.argv[3], "w"))' \
+      "$ROOT/benchmarks/specs/gpt2-small-$name.json" "$layers" \
+      "$WORK/$name-l$layers/spec.json"
+    run_model "$name-l$layers" "$batch" "$WORK/$name-l$layers/spec.json"
+  done
 done
 
 COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "?")

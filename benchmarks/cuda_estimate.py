@@ -10,7 +10,9 @@ usage: cuda_estimate.py WORK MODEL...
 WORK/MODEL/ holds what the script left there: package/manifest.json,
 train.log (mix-run's stderr), compile.time and run.time (/usr/bin/time -v
 of the compile and of the count-only run; tool costs on this machine, not
-results) and note.txt (how the size was reached).
+results) and note.txt (how the size was reached). WORK/MODEL-l1/ and
+WORK/MODEL-l2/, where present, hold the same for the model with one layer
+and with two: their difference is one layer's launches and products.
 """
 import json
 import math
@@ -110,6 +112,14 @@ def main():
         per_token = [(k, c) for k, c in kernels if c >= tokens]
         peak = PEAK.search(open(os.path.join(d, "train.log")).read())
         note = open(os.path.join(d, "note.txt")).read().strip()
+        # One layer: the two-layer step's counts less the one-layer one's.
+        layer = "?"
+        logs = [os.path.join(work, f"{name}-l{n}", "train.log")
+                for n in (1, 2)]
+        if all(os.path.exists(log) for log in logs):
+            (h1, *_), (h2, *_) = (step_report(log) for log in logs)
+            layer = (f"{int(h2['launches']) - int(h1['launches'])} + "
+                     f"{int(h2['products']) - int(h1['products'])}")
         rows.append({
             "name": name, "arch": spec["arch"] + (
                 f" N={spec['cmollm']['streams']} {spec['cmollm']['gating']}"
@@ -131,17 +141,18 @@ def main():
             "peak": int(peak.group(1)) if peak else None,
             "compile": tool_cost(os.path.join(d, "compile.time")),
             "run": tool_cost(os.path.join(d, "run.time")),
-            "note": note,
+            "note": note, "layer": layer,
         })
 
     print("#### Counts of one training step (grad + adamw), from "
           "MIXEMU_COUNT_ONLY=1\n")
     print("| model | B x S | GEMMs | parameters (counted N) | kernel "
           "launches | of them once a token | launches + products a layer | "
+          "a layer: launches + products (2-layer less 1-layer step) | "
           "distinct kernels + product sites a layer | kernels' bytes "
           "(compiler's estimate) | host-device copies | GEMM TFLOP | model "
           "TFLOP | peak device memory |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         peak = f"{r['peak'] / 2**30:.1f} GiB" if r["peak"] else "?"
         print(f"| {r['name']} ({r['arch']}) | {r['B']} x {r['S']} | "
@@ -149,6 +160,7 @@ def main():
               f"({r['n'] / 1e6:.1f} M) | {r['launches']} | "
               f"{r['per_token_launches']} ({r['per_token_kernels']} kernels) "
               f"| {(r['launches'] + r['products']) / r['L']:.0f} | "
+              f"{r['layer']} | "
               f"{(r['kernels'] + r['sites']) / r['L']:.0f} | "
               f"{r['kernel_bytes'] / 1e9:.1f} GB | {r['copies']} "
               f"({r['copy_bytes'] / 1e6:.2f} MB) | "
@@ -189,7 +201,9 @@ def main():
           "graph): a bound, not a plan. "
           "\"Once a token\": kernels launched B S times in the step (a host "
           "loop over the rows). \"A layer\": the step's totals over L, "
-          "embedding, head, loss and AdamW included.")
+          "embedding, head, loss and AdamW included, or (2-layer less "
+          "1-layer) the difference of the same model's steps with two "
+          "layers and with one: a layer's own launches and products.")
     print("\nTool costs on this machine (not results): " + "; ".join(
         f"{r['name']}: compile {r['compile']}, count-only step "
         f"{r['run']}" for r in rows))
