@@ -22,6 +22,8 @@
  *    group with NCCL inside each call, on the package's stream;
  *  - mixrt_device_begin_graph: every call of an entry point after the
  *    first as one CUDA graph, captured once and launched after;
+ *    mixrt_device_begin_step: a training step's calls (grad, the
+ *    gradients' average, adamw) as one graph;
  *  - mixrt_device_profile: with MIXRT_CUDA_PROFILE=1, what the device did
  *    (launches by kernel with the compiler's estimate of their bytes,
  *    products by call site, memsets, copies), for the runtime's report.
@@ -47,16 +49,21 @@ static char mixrtError[1024];
 
 static int failed(void) { return mixrtError[0] != 0; }
 
-/* The entry point whose call is being captured as a CUDA graph, or -1. */
+/* The entry point whose call is being captured as a CUDA graph, or -1;
+   whether a step's calls are (mixrt_device_begin_step). */
 static int capturingEntry = -1;
+static int capturingStep;
 
 static void setError(const char *what, const char *detail) {
   if (failed())
     return;
   snprintf(mixrtError, sizeof mixrtError, "%s: %s%s", what, detail,
-           capturingEntry >= 0 ? " (while capturing the call as a CUDA graph; "
-                                 "MIXRT_CUDA_GRAPH=0 runs without graphs)"
-                               : "");
+           capturingStep ? " (while capturing the step as a CUDA graph; "
+                           "MIXRT_CUDA_GRAPH=0 runs without graphs)"
+           : capturingEntry >= 0 ? " (while capturing the call as a CUDA "
+                                   "graph; MIXRT_CUDA_GRAPH=0 runs without "
+                                   "graphs)"
+                                 : "");
 }
 
 static int checkCu(CUresult status, const char *what) {
@@ -212,8 +219,13 @@ void mixrt_device_begin(int entry) {
   currentEntry = entry >= 0 && entry < kMaxEntries ? entry : -1;
   cursor = 0;
   events = 0;
-  if (currentEntry >= 0 && !plans[currentEntry].planned)
+  if (currentEntry >= 0 && !plans[currentEntry].planned) {
+    if (capturingStep) /* planning allocates: no capture may see it */
+      setError("capturing the step as a CUDA graph",
+               "an entry point called for the first time in it (internal "
+               "error)");
     plans[currentEntry].count = 0, plans[currentEntry].valid = 1;
+  }
 }
 
 void *mgpuMemAlloc(uint64_t size, CUstream s, bool isHostShared) {
@@ -276,7 +288,7 @@ static int replaying; /* this call launched its entry's graph */
 int mixrt_device_end(void) {
   if (capturingEntry >= 0)
     endCapture();
-  if (ready)
+  if (ready && !capturingStep) /* a step waits at its end */
     waitForStep();
   Plan *plan = currentEntry >= 0 && !replaying ? &plans[currentEntry] : NULL;
   replaying = 0;
@@ -609,6 +621,8 @@ typedef struct {
 } Graph;
 
 static Graph graphs[kMaxEntries];
+/* A training step's calls, captured together (mixrt_device_begin_step). */
+static Graph stepGraph;
 
 static void dropGraph(Graph *g) {
   if (g->exec)
@@ -720,18 +734,31 @@ static void profileReplay(const Graph *g) {
     siteCounts[i].calls += g->calls[i];
 }
 
-int mixrt_device_begin_graph(int entry, void *const *args, uint64_t numArgs) {
-  mixrt_device_begin(entry);
-  if (currentEntry < 0 || !plans[currentEntry].planned || !initDevice() ||
-      failed())
-    return 0; /* the first call plans the memory, with real allocations */
-  Graph *g = &graphs[currentEntry];
+/* The errors' names for a graph, by what it holds. */
+typedef struct {
+  const char *launching, *beginning, *capturing, *instantiating;
+} GraphWords;
+static const GraphWords callWords = {
+    "launching the call's CUDA graph",
+    "beginning to capture the call as a CUDA graph",
+    "capturing the call as a CUDA graph (MIXRT_CUDA_GRAPH=0 runs without "
+    "graphs)",
+    "making the call's CUDA graph executable"};
+static const GraphWords stepWords = {
+    "launching the step's CUDA graph",
+    "beginning to capture the step as a CUDA graph",
+    "capturing the step as a CUDA graph (MIXRT_CUDA_GRAPH=0 runs without "
+    "graphs)",
+    "making the step's CUDA graph executable"};
+
+/* Launches g when it was captured with the device arguments args (1), or
+   forgets it and begins capturing the stream into it (0). */
+static int launchOrCapture(Graph *g, const GraphWords *words, void *const *args,
+                           uint64_t numArgs) {
   if (g->exec && g->numArgs == numArgs &&
       (numArgs == 0 ||
        memcmp(g->args, args, sizeof(void *) * (size_t)numArgs) == 0)) {
-    replaying = 1;
-    if (checkCu(cuGraphLaunch(g->exec, stream),
-                "launching the call's CUDA graph") &&
+    if (checkCu(cuGraphLaunch(g->exec, stream), words->launching) &&
         profileOn())
       profileReplay(g);
     return 1;
@@ -745,33 +772,72 @@ int mixrt_device_begin_graph(int entry, void *const *args, uint64_t numArgs) {
   if (numArgs)
     memcpy(g->args, args, sizeof(void *) * (size_t)numArgs);
   g->numArgs = numArgs;
-  if ((profileOn() && !markProfile(g)) ||
-      !checkCu(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL),
-               "beginning to capture the call as a CUDA graph"))
+  if (profileOn() && !markProfile(g))
     return 0;
-  capturingEntry = currentEntry;
+  checkCu(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL),
+          words->beginning);
   return 0;
 }
 
-/* Ends the capture begun by mixrt_device_begin_graph, makes the graph
-   executable and launches it: the captured call's work runs now. */
-static void endCapture(void) {
-  Graph *g = &graphs[capturingEntry];
+int mixrt_device_begin_graph(int entry, void *const *args, uint64_t numArgs) {
+  mixrt_device_begin(entry);
+  if (currentEntry < 0 || !plans[currentEntry].planned || !initDevice() ||
+      failed() || capturingStep)
+    return 0; /* the first call plans the memory, with real allocations */
+  if (launchOrCapture(&graphs[currentEntry], &callWords, args, numArgs))
+    return replaying = 1;
+  if (!failed())
+    capturingEntry = currentEntry;
+  return 0;
+}
+
+/* Ends the capture into g, makes the graph executable and launches it:
+   the captured work runs now. */
+static void endCaptureInto(Graph *g, const GraphWords *words) {
   CUgraph graph = NULL;
   CUresult ended = cuStreamEndCapture(stream, &graph);
-  capturingEntry = -1;
-  int captured = !failed() && checkCu(ended, "capturing the call as a CUDA "
-                                             "graph (MIXRT_CUDA_GRAPH=0 runs "
-                                             "without graphs)");
+  int captured = !failed() && checkCu(ended, words->capturing);
   if (captured &&
       checkCu(cuGraphInstantiateWithFlags(&g->exec, graph, 0),
-              "making the call's CUDA graph executable") &&
+              words->instantiating) &&
       (!profileOn() || profileDelta(g)))
-    checkCu(cuGraphLaunch(g->exec, stream), "launching the call's CUDA graph");
+    checkCu(cuGraphLaunch(g->exec, stream), words->launching);
   if (graph)
     cuGraphDestroy(graph);
   if (failed())
     dropGraph(g);
+}
+
+static void endCapture(void) {
+  Graph *g = &graphs[capturingEntry];
+  capturingEntry = -1;
+  endCaptureInto(g, &callWords);
+}
+
+int mixrt_device_begin_step(void *const *args, uint64_t numArgs) {
+  if (!initDevice() || failed())
+    return -1;
+  if (capturingStep || capturingEntry >= 0) {
+    setError("mixrt_device_begin_step", "a capture is under way (internal "
+                                        "error)");
+    return -1;
+  }
+  if (launchOrCapture(&stepGraph, &stepWords, args, numArgs))
+    return 1;
+  if (failed())
+    return -1;
+  capturingStep = 1;
+  return 0;
+}
+
+int mixrt_device_end_step(void) {
+  if (capturingStep) {
+    capturingStep = 0;
+    endCaptureInto(&stepGraph, &stepWords);
+  }
+  if (ready)
+    waitForStep();
+  return failed() ? -1 : 0;
 }
 
 /* ---- Moving data for the runtime --------------------------------------- */
@@ -912,7 +978,7 @@ static CUdeviceptr deviceConstant(const void *host, size_t size) {
   for (int64_t i = 0; i < numConstants; ++i)
     if (constants[i].host == host && constants[i].size == size)
       return constants[i].device;
-  if (capturingEntry >= 0) { /* no allocation may happen now */
+  if (capturingEntry >= 0 || capturingStep) { /* no allocation now */
     setError("copying a constant to the device",
              "a constant the entry point's first call did not copy "
              "(internal error)");
@@ -1459,18 +1525,26 @@ int mixrt_nccl_average(void *const *buffers, const uint64_t *floats,
   }
   if (!checkNccl(nccl.groupEnd(), "ncclGroupEnd"))
     return -1;
+  if (capturingStep) /* part of the step's graph: its end waits */
+    return 0;
   MixNcclCommRef *comms[] = {&nccl.comm};
   return waitForRanks(comms, 1, "averaging across the ranks with NCCL");
 }
 
 /* Waits for the call's work: with the deadline of waitForRanks when it
-   may hold the stream group's sums, which wait for the other ranks. */
+   may hold NCCL's sums (the stream group's, or a step graph's average),
+   which wait for the other ranks. */
 static int waitForStep(void) {
   const char *what = "the kernels of the step";
-  if (!nccl.streams)
+  MixNcclCommRef *comms[2];
+  int count = 0;
+  if (nccl.streams)
+    comms[count++] = &nccl.streams;
+  if (nccl.comm && stepGraph.exec)
+    comms[count++] = &nccl.comm;
+  if (count == 0)
     return checkCu(cuStreamSynchronize(stream), what) ? 0 : -1;
-  MixNcclCommRef *comms[] = {&nccl.streams};
-  return waitForRanks(comms, 1, what);
+  return waitForRanks(comms, count, what);
 }
 
 /* ---- Sums over a stream group (mix.all_reduce) -------------------------- */

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mixrt {
@@ -83,6 +84,19 @@ public:
               const std::vector<const float *> &grads,
               const std::vector<float *> &m, const std::vector<float *> &v,
               const float hyper[3]) const;
+
+  /// grad, then adamw with its gradients, as one training step: the loss
+  /// of the batch and the gradient norm. Where the package can (a cuda
+  /// package whose gradients stay on the device: kept, and averaged over
+  /// the ranks with NCCL if any), the step after the first runs as one
+  /// CUDA graph (grad, the average, adamw; docs/cuda.md), so the host sees
+  /// the loss only after the update; elsewhere the two calls as above.
+  /// \p hyper as adamw's.
+  std::pair<LossValues, float>
+  trainStep(const std::vector<float *> &params, const int32_t *tokens,
+            const int32_t *targets, const std::vector<float *> &grads,
+            const std::vector<float *> &m, const std::vector<float *> &v,
+            const float hyper[3]) const;
 
   /// The `hyper` of step \p step (1-based) at learning rate \p lr:
   /// [lr, 1 - beta1^step, 1 - beta2^step], with the betas the compiled
@@ -199,6 +213,9 @@ private:
   /// the CPU, or through device copies.
   void call(Entry entry, const char *name, int index, void **args,
             size_t numArgs) const;
+  /// \p args as the call takes them: each stream-sharded parameter's part.
+  std::vector<void *> argsForCall(const char *name, void **args,
+                                  size_t numArgs) const;
 
   /// The packed arguments \p args of entry \p name with every sharded
   /// parameter (and its gradient and moments) moved to this rank's part.

@@ -214,6 +214,19 @@ int mixrt_device_end(void);
  * code), or begins capturing the call (mixrt_device_end then launches the
  * graph) and returns 0. Optional: packages before it lack it. */
 int mixrt_device_begin_graph(int entry, void *const *args, uint64_t numArgs);
+/* A training step as one CUDA graph: the calls between begin_step and
+ * end_step (grad, the gradients' average with mixrt_nccl_average, adamw;
+ * each entry point called once before, outside a step, so that its memory
+ * is planned) are captured together, keyed by args (every call's device
+ * arguments). begin_step returns 1 when it launched the graph an earlier
+ * step with the same args was captured as (the caller then makes none of
+ * the calls), 0 when it began capturing (the caller makes the calls with
+ * mixrt_device_begin and mixrt_device_end, which do not wait, and
+ * mixrt_nccl_average), -1 on failure. end_step ends a capture and
+ * launches the graph, then waits for the step's work; 0, or -1 with the
+ * message in mixrt_device_error. Optional: packages before it lack them. */
+int mixrt_device_begin_step(void *const *args, uint64_t numArgs);
+int mixrt_device_end_step(void);
 const char *mixrt_device_error(void);
 uint64_t mixrt_device_pool_bytes(int entry);
 void *mixrt_device_alloc(uint64_t size);
@@ -297,6 +310,8 @@ int mixrt_device_profile(mixrt_device_profile_t *out, const char *title,
 #define MIXRT_DEVICE_BEGIN_SYMBOL "mixrt_device_begin"
 #define MIXRT_DEVICE_END_SYMBOL "mixrt_device_end"
 #define MIXRT_DEVICE_BEGIN_GRAPH_SYMBOL "mixrt_device_begin_graph"
+#define MIXRT_DEVICE_BEGIN_STEP_SYMBOL "mixrt_device_begin_step"
+#define MIXRT_DEVICE_END_STEP_SYMBOL "mixrt_device_end_step"
 #define MIXRT_DEVICE_ERROR_SYMBOL "mixrt_device_error"
 #define MIXRT_DEVICE_ALLOC_SYMBOL "mixrt_device_alloc"
 #define MIXRT_DEVICE_FREE_SYMBOL "mixrt_device_free"

@@ -153,29 +153,74 @@ void CompiledModel::logits(const std::vector<const float *> &params,
   call(logitsEntry, "logits", 3, args.data(), args.size());
 }
 
-float CompiledModel::adamw(const std::vector<float *> &params,
-                           const std::vector<const float *> &grads,
-                           const std::vector<float *> &m,
-                           const std::vector<float *> &v,
-                           const float hyper[3]) const {
-  size_t n = manifest.params.size();
-  if (params.size() != n || grads.size() != n || m.size() != n || v.size() != n)
+/// adamw's packed arguments: params, grads, m, v, hyper, then the gradient
+/// norm; params, m and v are written over (entries.adamw.updated_inputs).
+static std::vector<void *> packAdamw(const std::vector<float *> &params,
+                                     const std::vector<const float *> &grads,
+                                     const std::vector<float *> &m,
+                                     const std::vector<float *> &v,
+                                     const float hyper[3], float *norm) {
+  size_t n = params.size();
+  if (grads.size() != n || m.size() != n || v.size() != n)
     fail("internal error: adamw takes ", n,
          " parameters, gradients and "
          "moments; got ",
-         params.size(), ", ", grads.size(), ", ", m.size(), " and ", v.size());
-  // params, grads, m, v, hyper, then the gradient norm; params, m and v are
-  // written over (entries.adamw.updated_inputs).
-  float norm = 0;
+         n, ", ", grads.size(), ", ", m.size(), " and ", v.size());
   std::vector<void *> args(params.begin(), params.end());
   for (const float *g : grads)
     args.push_back(const_cast<float *>(g));
   args.insert(args.end(), m.begin(), m.end());
   args.insert(args.end(), v.begin(), v.end());
   args.push_back(const_cast<float *>(hyper));
-  args.push_back(&norm);
+  args.push_back(norm);
+  return args;
+}
+
+float CompiledModel::adamw(const std::vector<float *> &params,
+                           const std::vector<const float *> &grads,
+                           const std::vector<float *> &m,
+                           const std::vector<float *> &v,
+                           const float hyper[3]) const {
+  if (params.size() != manifest.params.size())
+    fail("internal error: adamw takes ", manifest.params.size(),
+         " parameters; got ", params.size());
+  float norm = 0;
+  std::vector<void *> args = packAdamw(params, grads, m, v, hyper, &norm);
   call(adamwEntry, "adamw", 2, args.data(), args.size());
   return norm;
+}
+
+std::pair<LossValues, float> CompiledModel::trainStep(
+    const std::vector<float *> &params, const int32_t *tokens,
+    const int32_t *targets, const std::vector<float *> &grads,
+    const std::vector<float *> &m, const std::vector<float *> &v,
+    const float hyper[3]) const {
+  std::vector<const float *> constParams(params.begin(), params.end()),
+      constGrads(grads.begin(), grads.end());
+  if (!device) {
+    LossValues loss = grad(constParams, tokens, targets, grads);
+    return {loss, adamw(params, constGrads, m, v, hyper)};
+  }
+  if (grads.size() != params.size() || params.size() != manifest.params.size())
+    fail("internal error: a training step of ", manifest.params.size(),
+         " parameters got ", params.size(), " and ", grads.size(),
+         " gradients");
+  LossValues loss;
+  float norm = 0;
+  std::vector<void *> gradArgs =
+      packInputs(constParams, tokens, targets, &loss);
+  gradArgs.insert(gradArgs.end(), grads.begin(), grads.end());
+  std::vector<void *> adamwArgs =
+      packAdamw(params, constGrads, m, v, hyper, &norm);
+  std::vector<void *> localGrad =
+      argsForCall("grad", gradArgs.data(), gradArgs.size());
+  std::vector<void *> localAdamw =
+      argsForCall("adamw", adamwArgs.data(), adamwArgs.size());
+  std::vector<Device::Call> calls{
+      {gradEntry, "grad", 1, localGrad.data(), {}, {}},
+      {adamwEntry, "adamw", 2, localAdamw.data(), {}, {}}};
+  device->runStep(manifest, calls, ncclRanks);
+  return {loss, norm};
 }
 
 std::array<float, 3> CompiledModel::adamwHyperparameters(int64_t step,
@@ -189,15 +234,22 @@ std::array<float, 3> CompiledModel::adamwHyperparameters(int64_t step,
           float(1 - std::pow(h.beta2, double(step)))};
 }
 
+std::vector<void *> CompiledModel::argsForCall(const char *name, void **args,
+                                               size_t numArgs) const {
+  if (manifest.streamShards <= 1)
+    return std::vector<void *>(args, args + numArgs);
+  if (streamRank < 0)
+    fail(manifest.packagePath, " shards its streams over ",
+         manifest.streamShards,
+         " ranks; internal error: the model was not connected to them");
+  return localArgs(name, args, numArgs);
+}
+
 void CompiledModel::call(Entry entry, const char *name, int index, void **args,
                          size_t numArgs) const {
   std::vector<void *> local;
   if (manifest.streamShards > 1) {
-    if (streamRank < 0)
-      fail(manifest.packagePath, " shards its streams over ",
-           manifest.streamShards,
-           " ranks; internal error: the model was not connected to them");
-    local = localArgs(name, args, numArgs);
+    local = argsForCall(name, args, numArgs);
     args = local.data();
   }
   if (!device) {

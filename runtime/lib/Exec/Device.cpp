@@ -20,6 +20,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <type_traits>
 
@@ -51,9 +52,14 @@ CompiledModel::Device::bind(void *handle, const char *&missing) {
       ::dlsym(handle, MIXRT_DEVICE_PROFILE_SYMBOL));
   device->ncclInitStreams = reinterpret_cast<decltype(device->ncclInitStreams)>(
       ::dlsym(handle, MIXRT_NCCL_INIT_STREAMS_SYMBOL));
-  if (cudaGraphsWanted())
+  if (cudaGraphsWanted()) {
     device->beginGraph = reinterpret_cast<decltype(device->beginGraph)>(
         ::dlsym(handle, MIXRT_DEVICE_BEGIN_GRAPH_SYMBOL));
+    device->beginStep = reinterpret_cast<decltype(device->beginStep)>(
+        ::dlsym(handle, MIXRT_DEVICE_BEGIN_STEP_SYMBOL));
+    device->endStep = reinterpret_cast<decltype(device->endStep)>(
+        ::dlsym(handle, MIXRT_DEVICE_END_STEP_SYMBOL));
+  }
   device->residencyWanted = cudaResidencyWanted();
   // The emulator's own diagnostics entry point marks an emulated package.
   device->poisonStaleHostCopies =
@@ -85,78 +91,157 @@ void CompiledModel::Device::failWith(const Manifest &manifest,
        " on the CUDA device failed: ", why && *why ? why : "unknown error");
 }
 
-void CompiledModel::Device::call(const Manifest &manifest,
-                                 mix_entry_point_fn entry, const char *name,
-                                 int index, void **args, size_t numArgs,
-                                 int ncclRanks) {
-  const Manifest::EntryArgs &sizes = manifest.entryArgs.at(name);
+void CompiledModel::Device::prepare(const Manifest &manifest, Call &call,
+                                    size_t numArgs) {
+  const Manifest::EntryArgs &sizes = manifest.entryArgs.at(call.name);
   if (numArgs != 0 && numArgs != sizes.bytes.size())
-    fail(manifest.manifestPath, ": entries.", name, ".arg_bytes has ",
+    fail(manifest.manifestPath, ": entries.", call.name, ".arg_bytes has ",
          sizes.bytes.size(), " arguments, but the entry point takes ", numArgs,
          " (recompile the package with mixc)");
   size_t n = sizes.bytes.size();
   // Each argument's device buffer: its kept buffer's, or the entry's own.
-  std::vector<void *> &entryBuffers = buffers[name];
+  std::vector<void *> &entryBuffers = buffers[call.name];
   entryBuffers.resize(n, nullptr);
-  std::vector<void *> deviceArgs(n);
-  std::vector<Kept *> keptArgs(n, nullptr);
+  call.device.assign(n, nullptr);
+  call.kept.assign(n, nullptr);
   for (size_t i = 0; i < n; ++i) {
-    keptArgs[i] = findKept(manifest, args[i], sizes.bytes[i], name, i);
-    if (keptArgs[i]) {
-      deviceArgs[i] = keptArgs[i]->device;
+    call.kept[i] =
+        findKept(manifest, call.host[i], sizes.bytes[i], call.name, i);
+    if (call.kept[i]) {
+      call.device[i] = call.kept[i]->device;
       continue;
     }
     if (!entryBuffers[i] && !(entryBuffers[i] = alloc(sizes.bytes[i])))
       failWith(manifest, "allocating the arguments");
-    deviceArgs[i] = entryBuffers[i];
+    call.device[i] = entryBuffers[i];
   }
   // The inputs: a kept one only if its device copy is stale.
   for (size_t i = 0; i < sizes.numInputs; ++i) {
-    Kept *k = keptArgs[i];
+    Kept *k = call.kept[i];
     if (k && k->deviceCurrent)
       continue;
-    if (upload(deviceArgs[i], args[i], sizes.bytes[i]) != 0)
+    if (upload(call.device[i], call.host[i], sizes.bytes[i]) != 0)
       failWith(manifest, "copying the inputs");
     if (k)
       k->deviceCurrent = true;
   }
-  // From the second call of an entry point on, its work is one CUDA graph
-  // launch: the host code runs only when the graph is captured.
-  bool replayed = false;
-  if (beginGraph)
-    replayed = beginGraph(index, deviceArgs.data(), n) == 1;
-  else
-    begin(index);
-  if (!replayed)
-    entry(deviceArgs.data());
-  if (end() != 0)
-    failWith(manifest, concat("the ", name, " step").c_str());
-  if (ncclRanks > 0 && std::strcmp(name, "grad") == 0) {
-    // Every output of grad (the three loss terms, then the gradients) is
-    // averaged over the ranks on the device, where the gradients stay if
-    // they are kept there.
-    std::vector<void *> outputs(deviceArgs.begin() + sizes.numInputs,
-                                deviceArgs.end());
-    std::vector<uint64_t> floats;
-    for (size_t i = sizes.numInputs; i < n; ++i)
-      floats.push_back(sizes.bytes[i] / sizeof(float));
-    if (ncclAverage(outputs.data(), floats.data(), int(outputs.size())) != 0)
-      failWith(manifest, "averaging the gradients over the ranks");
-  }
+}
+
+void CompiledModel::Device::average(const Manifest &manifest, const Call &call,
+                                    int ncclRanks) {
+  if (ncclRanks <= 0 || std::strcmp(call.name, "grad") != 0)
+    return;
+  // Every output of grad (the three loss terms, then the gradients) is
+  // averaged over the ranks on the device, where the gradients stay if
+  // they are kept there.
+  const Manifest::EntryArgs &sizes = manifest.entryArgs.at(call.name);
+  std::vector<void *> outputs(call.device.begin() + sizes.numInputs,
+                              call.device.end());
+  std::vector<uint64_t> floats;
+  for (size_t i = sizes.numInputs; i < sizes.bytes.size(); ++i)
+    floats.push_back(sizes.bytes[i] / sizeof(float));
+  if (ncclAverage(outputs.data(), floats.data(), int(outputs.size())) != 0)
+    failWith(manifest, "averaging the gradients over the ranks");
+}
+
+void CompiledModel::Device::finish(const Manifest &manifest, Call &call) {
   // What the call wrote: a kept buffer stays on the device, the others are
   // copied back.
+  const Manifest::EntryArgs &sizes = manifest.entryArgs.at(call.name);
   auto copyBack = [&](size_t i, const char *what) {
-    if (keptArgs[i])
-      wroteOnDevice(args[i], *keptArgs[i]);
-    else if (download(args[i], deviceArgs[i], sizes.bytes[i]) != 0)
+    if (call.kept[i])
+      wroteOnDevice(call.host[i], *call.kept[i]);
+    else if (download(call.host[i], call.device[i], sizes.bytes[i]) != 0)
       failWith(manifest, what);
   };
-  for (size_t i = sizes.numInputs; i < n; ++i)
+  for (size_t i = sizes.numInputs; i < sizes.bytes.size(); ++i)
     copyBack(i, "copying the outputs");
   for (size_t i : sizes.updated)
     copyBack(i, "copying the updated inputs");
   if (profiling)
     ++callsSinceStep;
+}
+
+void CompiledModel::Device::call(const Manifest &manifest,
+                                 mix_entry_point_fn entry, const char *name,
+                                 int index, void **args, size_t numArgs,
+                                 int ncclRanks) {
+  Call c{entry, name, index, args, {}, {}};
+  prepare(manifest, c, numArgs);
+  // From the second call of an entry point on, its work is one CUDA graph
+  // launch: the host code runs only when the graph is captured.
+  bool replayed = false;
+  if (beginGraph)
+    replayed = beginGraph(index, c.device.data(), c.device.size()) == 1;
+  else
+    begin(index);
+  if (!replayed)
+    entry(c.device.data());
+  if (end() != 0)
+    failWith(manifest, concat("the ", name, " step").c_str());
+  if (index >= 0) {
+    if (called.size() <= size_t(index))
+      called.resize(index + 1);
+    called[index] = true;
+  }
+  average(manifest, c, ncclRanks);
+  finish(manifest, c);
+}
+
+bool CompiledModel::Device::canRunAsOneGraph(const Manifest &manifest,
+                                             const std::vector<Call> &calls) {
+  if (!runsStepsAsGraphs())
+    return false;
+  std::set<const void *> written; // host buffers an earlier call writes
+  for (const Call &c : calls) {
+    if (c.index < 0 || size_t(c.index) >= called.size() || !called[c.index])
+      return false;
+    const Manifest::EntryArgs &sizes = manifest.entryArgs.at(c.name);
+    for (size_t i = 0; i < sizes.numInputs; ++i)
+      if (written.count(c.host[i]) &&
+          !findKept(manifest, c.host[i], sizes.bytes[i], c.name, i))
+        return false;
+    for (size_t i = sizes.numInputs; i < sizes.bytes.size(); ++i)
+      written.insert(c.host[i]);
+    for (size_t i : sizes.updated)
+      written.insert(c.host[i]);
+  }
+  return true;
+}
+
+void CompiledModel::Device::runStep(const Manifest &manifest,
+                                    std::vector<Call> &calls, int ncclRanks) {
+  if (!canRunAsOneGraph(manifest, calls)) {
+    for (Call &c : calls)
+      call(manifest, c.entry, c.name, c.index, c.host, 0, ncclRanks);
+    return;
+  }
+  // Every input first: what grad writes into kept buffers counts as on the
+  // device already, so adamw uploads none of it.
+  std::vector<void *> key;
+  for (Call &c : calls) {
+    prepare(manifest, c, 0);
+    const Manifest::EntryArgs &sizes = manifest.entryArgs.at(c.name);
+    for (size_t i = sizes.numInputs; i < sizes.bytes.size(); ++i)
+      if (c.kept[i])
+        c.kept[i]->deviceCurrent = true;
+    key.insert(key.end(), c.device.begin(), c.device.end());
+  }
+  int started = beginStep(key.data(), key.size());
+  if (started < 0)
+    failWith(manifest, "beginning the training step's CUDA graph");
+  if (started == 0)
+    for (Call &c : calls) {
+      begin(c.index);
+      c.entry(c.device.data());
+      if (end() != 0)
+        failWith(manifest, concat("the ", c.name, " step").c_str());
+      average(manifest, c, ncclRanks);
+    }
+  if (endStep() != 0)
+    failWith(manifest, "the training step");
+  for (Call &c : calls)
+    finish(manifest, c);
 }
 
 void CompiledModel::Device::reportStep(const std::string &title) {
@@ -182,8 +267,8 @@ void CompiledModel::Device::reportStep(const std::string &title) {
 
 bool mixrt::cudaGraphsWanted() {
   return readSwitch("MIXRT_CUDA_GRAPH",
-                    "run each call of an entry point after its first as a "
-                    "CUDA graph",
+                    "run each training step, and each call of an entry "
+                    "point, after the first as a CUDA graph",
                     "launch every kernel from the host")
       .value_or(true);
 }

@@ -58,6 +58,9 @@ struct CompiledModel::Device {
   /// Optional (packages from before CUDA graphs lack it); null also when
   /// MIXRT_CUDA_GRAPH=0: every call runs the entry's host code.
   decltype(&mixrt_device_begin_graph) beginGraph = nullptr;
+  /// Optional likewise (packages from before step graphs lack them).
+  decltype(&mixrt_device_begin_step) beginStep = nullptr;
+  decltype(&mixrt_device_end_step) endStep = nullptr;
   /// MIXRT_CUDA_PROFILE=1 and the package can: the support code counts
   /// what the device does, and reportStep prints it for each training step
   /// (and the destructor for the calls after the last one).
@@ -69,6 +72,8 @@ struct CompiledModel::Device {
   /// ("data rank 1 of 2", "stream rank 0 of 2", or both): under mpirun the
   /// ranks' reports share one stderr.
   std::string dataRankLabel, streamRankLabel;
+  /// The entry points called so far, by index (their memory planned).
+  std::vector<bool> called;
   /// Each entry point's device buffers for the arguments it does not take
   /// from kept buffers, by argument index (null until first used).
   std::map<std::string, std::vector<void *>> buffers;
@@ -105,6 +110,29 @@ struct CompiledModel::Device {
   void call(const Manifest &manifest, mix_entry_point_fn entry,
             const char *name, int index, void **args, size_t numArgs,
             int ncclRanks);
+
+  /// One call of an entry point, as Device::call makes it: \p host is
+  /// the caller's arguments, \p device the buffers the entry point gets.
+  struct Call {
+    mix_entry_point_fn entry;
+    const char *name;
+    int index;
+    void **host;
+    std::vector<void *> device;
+    std::vector<Kept *> kept;
+  };
+  /// Whether a training step's calls (grad, NCCL's average, adamw) can run
+  /// as one CUDA graph (runStep): graphs are wanted and the package can.
+  bool runsStepsAsGraphs() const { return beginStep && endStep; }
+  /// Runs \p calls (grad then adamw) as one step: their inputs uploaded
+  /// first, grad's outputs averaged over \p ncclRanks (if > 0) between
+  /// them, all of it one CUDA graph (captured by the first such step, and
+  /// launched by the later ones with the same device buffers). Where that
+  /// cannot be (no step graphs, an entry point not called before, or a
+  /// buffer that one call writes and a later one reads not kept on the
+  /// device), the calls are made one by one as call() makes them.
+  void runStep(const Manifest &manifest, std::vector<Call> &calls,
+               int ncclRanks);
 
   /// Keeps the \p bytes at \p host in device memory from now on, its host
   /// copy current: uploaded now with \p upload, else when a call first
@@ -153,6 +181,16 @@ private:
 
   /// Records that a call wrote \p k, whose host copy is at \p host.
   void wroteOnDevice(void *host, Kept &k);
+
+  /// The phases of a call: its device buffers and the upload of its stale
+  /// inputs; grad's outputs averaged over the ranks; the copies back of
+  /// what it wrote (or the record that kept buffers have it).
+  void prepare(const Manifest &manifest, Call &call, size_t numArgs);
+  void average(const Manifest &manifest, const Call &call, int ncclRanks);
+  void finish(const Manifest &manifest, Call &call);
+  /// Whether runStep can run \p calls as one graph (see there).
+  bool canRunAsOneGraph(const Manifest &manifest,
+                        const std::vector<Call> &calls);
 };
 
 /// Whether MIXRT_CUDA_GRAPH lets a cuda package run the calls of an entry

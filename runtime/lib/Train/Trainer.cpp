@@ -174,6 +174,8 @@ private:
   void drawBatch(BatchSampler &sampler);
   LossValues computeGradients(int64_t step);
   float update(int64_t step, double lr);
+  bool oneCallStep() const;
+  std::pair<LossValues, float> trainStep(int64_t step, double lr);
   bool isEvalStep(int64_t step) const {
     return step % evalEvery == 0 || step == o.steps;
   }
@@ -429,9 +431,10 @@ std::optional<int> Trainer::runStep() {
   auto t0 = Clock::now();
   BatchSampler sampler{state.sampler};
   drawBatch(sampler);
-  LossValues loss = computeGradients(step);
   double lr = learningRate(step, o.steps, warmup, o.lr);
-  float gradNorm = update(step, lr);
+  auto [loss, gradNorm] =
+      oneCallStep() ? trainStep(step, lr)
+                    : std::pair{computeGradients(step), update(step, lr)};
   model.reportDeviceStep(concat("step ", step));
   state.step = step;
   state.sampler = sampler.state;
@@ -474,6 +477,26 @@ LossValues Trainer::computeGradients(int64_t step) {
   if (!std::isfinite(loss.loss))
     failNonFinite(step, "the loss", loss.loss, /*afterUpdate=*/false);
   return loss;
+}
+
+/// Whether the step is CompiledModel::trainStep (one CUDA graph): a cuda
+/// package whose gradients are not averaged on the host.
+bool Trainer::oneCallStep() const {
+  return model.isOnDevice() && (dataRanks == 1 || model.averagesOverRanks());
+}
+
+/// grad and adamw as one step: the host sees the loss after the update, so
+/// a non-finite one is reported as found after it (gradients first).
+std::pair<LossValues, float> Trainer::trainStep(int64_t step, double lr) {
+  std::array<float, 3> hyper = model.adamwHyperparameters(step, lr);
+  auto [loss, gradNorm] =
+      model.trainStep(ptrs(state.params), tokens.data(), targets.data(),
+                      ptrs(grads), ptrs(state.m), ptrs(state.v), hyper.data());
+  if (!std::isfinite(loss.loss))
+    failNonFinite(step, "the loss", loss.loss, /*afterUpdate=*/true);
+  if (!std::isfinite(gradNorm))
+    failNonFinite(step, "the gradient norm", gradNorm, /*afterUpdate=*/true);
+  return {loss, gradNorm};
 }
 
 /// The compiled AdamW update; returns the gradient norm.

@@ -14,7 +14,10 @@
 //  - through the support code: an entry point's first call runs its host
 //    code, its second is captured and run, the third launches the graph
 //    without the host code, and a call with other device arguments is
-//    captured again; its profile counts a replayed call as the call.
+//    captured again; its profile counts a replayed call as the call;
+//  - a training step (mixrt_device_begin_step): the calls of two entry
+//    points, each called once before, captured as one graph, and the later
+//    steps one launch of it without the host code.
 //
 //===----------------------------------------------------------------------===//
 
@@ -243,18 +246,23 @@ TEST(CUDAEmulatorGraph, WhatAGraphCannotReplayInvalidatesTheCapture) {
 /// One call of a one-kernel "entry point" through the support code, as
 /// the runtime makes it: y += a x over n floats, where args = {x, y}.
 /// Returns whether the graph ran instead of the host code.
+/// The entry point's host code: y += a x over n floats, args = {x, y}.
+void runHostCode(void **args, int64_t n, int64_t a) {
+  // A buffer of the memory plan, as the lowered code allocates one.
+  mgpuMemFree(mgpuMemAlloc(64, nullptr, false), nullptr);
+  void *function = mgpuModuleGetFunction(
+      mgpuModuleLoad(kImage, sizeof kImage - 1), "scale_add");
+  void *params[] = {&args[0], &args[1], &n, &a};
+  mgpuLaunchKernel(function, (n + 127) / 128, 1, 1, 128, 1, 1, 0, nullptr,
+                   params, nullptr, 4);
+}
+
 bool callEntry(int entry, void **args, int64_t n, int64_t a,
                int *hostCodeRuns) {
   bool replayed = mixrt_device_begin_graph(entry, args, 2) == 1;
   if (!replayed) {
     ++*hostCodeRuns;
-    // A buffer of the memory plan, as the lowered code allocates one.
-    mgpuMemFree(mgpuMemAlloc(64, nullptr, false), nullptr);
-    void *function = mgpuModuleGetFunction(
-        mgpuModuleLoad(kImage, sizeof kImage - 1), "scale_add");
-    void *params[] = {&args[0], &args[1], &n, &a};
-    mgpuLaunchKernel(function, (n + 127) / 128, 1, 1, 128, 1, 1, 0, nullptr,
-                     params, nullptr, 4);
+    runHostCode(args, n, a);
   }
   EXPECT_EQ(mixrt_device_end(), 0) << mixrt_device_error();
   return replayed;
@@ -297,6 +305,64 @@ TEST(CUDAEmulatorGraph, LaterCallsOfAnEntryPointLaunchItsGraph) {
   for (int64_t i = 0; i < n; ++i)
     ASSERT_EQ(ys[i], 8 * xs[i]) << "y[" << i << "]";
   for (void *p : {x, y, other})
+    mixrt_device_free(p);
+  EXPECT_STREQ(mixrt_device_error(), "");
+}
+
+/// A step of two entry points, as the runtime's runStep makes it: y += 2 x
+/// (entry 10), then z += 3 y (entry 11). Returns whether the step's graph
+/// ran instead of the host code.
+bool runStep(void **first, void **second, int64_t n, int *hostCodeRuns) {
+  void *key[] = {first[0], first[1], second[0], second[1]};
+  int started = mixrt_device_begin_step(key, 4);
+  EXPECT_GE(started, 0) << mixrt_device_error();
+  if (started == 0) {
+    ++*hostCodeRuns;
+    mixrt_device_begin(10);
+    runHostCode(first, n, 2);
+    EXPECT_EQ(mixrt_device_end(), 0) << mixrt_device_error();
+    mixrt_device_begin(11);
+    runHostCode(second, n, 3);
+    EXPECT_EQ(mixrt_device_end(), 0) << mixrt_device_error();
+  }
+  EXPECT_EQ(mixrt_device_end_step(), 0) << mixrt_device_error();
+  return started == 1;
+}
+
+TEST(CUDAEmulatorGraph, AStepOfTwoEntryPointsIsOneGraph) {
+  setUp();
+  const int64_t n = 150;
+  std::vector<float> xs(n), zeros(n, 0.0f), ys(n);
+  for (int64_t i = 0; i < n; ++i)
+    xs[i] = float(i % 13) - 4;
+  void *x = mixrt_device_alloc(n * sizeof(float));
+  void *y = mixrt_device_alloc(n * sizeof(float));
+  void *z = mixrt_device_alloc(n * sizeof(float));
+  ASSERT_EQ(mixrt_device_upload(x, xs.data(), n * sizeof(float)), 0);
+  ASSERT_EQ(mixrt_device_upload(y, zeros.data(), n * sizeof(float)), 0);
+  ASSERT_EQ(mixrt_device_upload(z, zeros.data(), n * sizeof(float)), 0);
+  void *first[] = {x, y}, *second[] = {y, z};
+  // The first step: each entry point's first call (its memory planned).
+  int hostCodeRuns = 0;
+  mixrt_device_begin(10);
+  runHostCode(first, n, 2);
+  ASSERT_EQ(mixrt_device_end(), 0) << mixrt_device_error();
+  mixrt_device_begin(11);
+  runHostCode(second, n, 3);
+  ASSERT_EQ(mixrt_device_end(), 0) << mixrt_device_error();
+  // Then captured as one graph, and launched: after step k, y = 2 k x and
+  // z = 3 (2 + 4 + ... + 2 k) x = 3 k (k + 1) x.
+  EXPECT_FALSE(runStep(first, second, n, &hostCodeRuns));
+  EXPECT_TRUE(runStep(first, second, n, &hostCodeRuns));
+  EXPECT_TRUE(runStep(first, second, n, &hostCodeRuns));
+  EXPECT_EQ(hostCodeRuns, 1);
+  ASSERT_EQ(mixrt_device_download(ys.data(), y, n * sizeof(float)), 0);
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(ys[i], 8 * xs[i]) << "y[" << i << "]";
+  ASSERT_EQ(mixrt_device_download(ys.data(), z, n * sizeof(float)), 0);
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(ys[i], 60 * xs[i]) << "z[" << i << "]";
+  for (void *p : {x, y, z})
     mixrt_device_free(p);
   EXPECT_STREQ(mixrt_device_error(), "");
 }
