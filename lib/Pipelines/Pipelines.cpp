@@ -254,6 +254,8 @@ void mlir::mix::buildCUDAKernelsPipeline(
   pm.addPass(createMixLaunchSerialOpsPass());
   addUpstreamPasses(pm, "convert-linalg-to-parallel-loops");
   pm.addPass(createMixParallelLoopsToGPUPass());
+  // Kernels too small to fill the device ride with independent neighbours.
+  pm.addNestedPass<func::FuncOp>(createMixMergeIndependentKernelsPass());
   // Constants that canonicalization hoisted out of the launches go back
   // in, so that the kernels do not take them as parameters (4 KiB at most).
   addUpstreamPasses(pm, "func.func(lower-affine,canonicalize,cse,"

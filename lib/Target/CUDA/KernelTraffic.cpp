@@ -26,6 +26,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
+#include "llvm/ADT/MapVector.h"
+
 #include <cmath>
 #include <limits>
 
@@ -85,29 +87,57 @@ struct Range {
   double mid() const { return (lo + hi) / 2; }
 };
 
-/// The bounds of \p v in \p kernel: constants and known arguments exactly,
-/// thread and block ids within the launch's sizes, and sums, differences,
-/// products, quotients and minima of those.
-Range rangeOf(Value v, gpu::GPUFuncOp kernel, const KnownArguments &known) {
+/// The split of a merged kernel (mix-merge-independent-kernels) that \p op
+/// is in, if \p parent is one: its attribute's value, and whether \p op is
+/// in the branch below it (the then-branch).
+std::optional<std::pair<int64_t, bool>>
+getSplit(Operation *parent, Operation *op, StringRef attr) {
+  auto split = dyn_cast<scf::IfOp>(parent);
+  auto value = split ? split->getAttrOfType<IntegerAttr>(attr) : nullptr;
+  if (!value)
+    return std::nullopt;
+  return std::make_pair(
+      value.getInt(), split.getThenRegion().isAncestor(op->getParentRegion()));
+}
+
+/// The bounds of \p v, used by \p user, in \p kernel: constants and known
+/// arguments exactly, thread and block ids within the launch's sizes (and
+/// within the part of a merged kernel \p user is in), and sums,
+/// differences, products, quotients, remainders and minima of those.
+Range rangeOf(Value v, Operation *user, gpu::GPUFuncOp kernel,
+              const KnownArguments &known) {
   if (std::optional<int64_t> c = constantOf(v, kernel, known))
     return {double(*c), double(*c)};
   Operation *op = v.getDefiningOp();
   if (!op)
     return {};
-  auto idRange = [&](std::optional<ArrayRef<int32_t>> sizes,
-                     gpu::Dimension dim) -> Range {
+  auto idRange = [&](std::optional<ArrayRef<int32_t>> sizes, gpu::Dimension dim,
+                     StringRef splitAttr) -> Range {
     if (!sizes)
       return {};
-    return {0.0, double((*sizes)[static_cast<unsigned>(dim)] - 1)};
+    Range r{0.0, double((*sizes)[static_cast<unsigned>(dim)] - 1)};
+    if (dim != gpu::Dimension::x)
+      return r;
+    for (Operation *p = user->getParentOp(); p && p != kernel;
+         p = p->getParentOp())
+      if (auto split = getSplit(p, user, splitAttr)) {
+        if (split->second)
+          r.hi = std::min(r.hi, double(split->first - 1));
+        else
+          r.lo = std::max(r.lo, double(split->first));
+      }
+    return r;
   };
   if (auto id = dyn_cast<gpu::ThreadIdOp>(op))
-    return idRange(kernel.getKnownBlockSize(), id.getDimension());
+    return idRange(kernel.getKnownBlockSize(), id.getDimension(),
+                   kThreadSplitAttr);
   if (auto id = dyn_cast<gpu::BlockIdOp>(op))
-    return idRange(kernel.getKnownGridSize(), id.getDimension());
+    return idRange(kernel.getKnownGridSize(), id.getDimension(),
+                   kBlockSplitAttr);
   if (op->getNumOperands() != 2)
     return {};
-  Range a = rangeOf(op->getOperand(0), kernel, known);
-  Range b = rangeOf(op->getOperand(1), kernel, known);
+  Range a = rangeOf(op->getOperand(0), user, kernel, known);
+  Range b = rangeOf(op->getOperand(1), user, kernel, known);
   if (!a.known() || !b.known())
     return {};
   if (isa<arith::AddIOp>(op))
@@ -118,6 +148,8 @@ Range rangeOf(Value v, gpu::GPUFuncOp kernel, const KnownArguments &known) {
     return {a.lo * b.lo, a.hi * b.hi};
   if (isa<arith::DivUIOp, arith::DivSIOp>(op) && a.lo >= 0 && b.lo > 0)
     return {std::floor(a.lo / b.hi), std::floor(a.hi / b.lo)};
+  if (isa<arith::RemUIOp, arith::RemSIOp>(op) && a.lo >= 0 && b.lo > 0)
+    return a.hi < b.lo ? a : Range{0.0, b.hi - 1};
   if (isa<arith::MinUIOp, arith::MinSIOp>(op))
     return {std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
   if (isa<arith::MaxUIOp, arith::MaxSIOp>(op))
@@ -135,6 +167,17 @@ double timesPerThread(Operation *op, gpu::GPUFuncOp kernel,
   double times = 1;
   for (Operation *parent = op->getParentOp(); parent && parent != kernel;
        parent = parent->getParentOp()) {
+    // A branch of a merged kernel runs in its share of the blocks (or of a
+    // block's threads): an average thread runs it that often.
+    for (auto [attr, sizes] :
+         {std::pair{kBlockSplitAttr, kernel.getKnownGridSize()},
+          std::pair{kThreadSplitAttr, kernel.getKnownBlockSize()}})
+      if (auto split = getSplit(parent, op, attr)) {
+        if (!sizes)
+          return kUnknown;
+        double all = double((*sizes)[0]), below = double(split->first);
+        times *= (split->second ? below : all - below) / all;
+      }
     if (auto loop = dyn_cast<scf::ForOp>(parent)) {
       std::optional<int64_t> lb =
           constantOf(loop.getLowerBound(), kernel, known);
@@ -147,8 +190,8 @@ double timesPerThread(Operation *op, gpu::GPUFuncOp kernel,
         times *= *ub > *lb ? double((*ub - *lb + *step - 1) / *step) : 0.0;
         continue;
       }
-      Range lower = rangeOf(loop.getLowerBound(), kernel, known);
-      Range upper = rangeOf(loop.getUpperBound(), kernel, known);
+      Range lower = rangeOf(loop.getLowerBound(), loop, kernel, known);
+      Range upper = rangeOf(loop.getUpperBound(), loop, kernel, known);
       if (!lower.known() || !upper.known())
         return kUnknown;
       times *= std::max(0.0, std::ceil((upper.mid() - lower.mid()) / *step));
@@ -200,19 +243,43 @@ double tensorCoreArithmetic(Operation *op) {
   return flops / 32;
 }
 
-/// What the kernel does with one memref argument.
-struct ArgTraffic {
+/// What one kernel's code (the whole kernel, or one of the kernels a merged
+/// kernel runs) does with one memref argument.
+struct PartTraffic {
   double readFootprint = 0, writeFootprint = 0; // distinct bytes touched
   double readAccesses = 0, writeAccesses = 0;   // bytes of the accesses
+};
+
+/// What the kernel does with one memref argument: the sum over the kernels
+/// merged into it (each moves its own bytes, as it did alone).
+struct ArgTraffic {
+  llvm::MapVector<Region *, PartTraffic> parts;
   bool opaque = false; // used by an op not understood: all of it, both ways
 
   double read(double fullBytes) const {
-    return opaque ? fullBytes : std::min(readFootprint, readAccesses);
+    double bytes = 0;
+    for (const auto &[region, p] : parts)
+      bytes += std::min(p.readFootprint, p.readAccesses);
+    return opaque ? fullBytes : bytes;
   }
   double written(double fullBytes) const {
-    return opaque ? fullBytes : std::min(writeFootprint, writeAccesses);
+    double bytes = 0;
+    for (const auto &[region, p] : parts)
+      bytes += std::min(p.writeFootprint, p.writeAccesses);
+    return opaque ? fullBytes : bytes;
   }
 };
+
+/// The region of the merged kernel's part \p op is in (the innermost
+/// branch of a block split), or null when the kernel is not merged.
+Region *getPart(Operation *op, gpu::GPUFuncOp kernel) {
+  for (Operation *parent = op->getParentOp(); parent && parent != kernel;
+       op = parent, parent = parent->getParentOp())
+    if (auto split = dyn_cast<scf::IfOp>(parent);
+        split && split->hasAttr(kBlockSplitAttr))
+      return op->getParentRegion();
+  return nullptr;
+}
 
 /// Follows \p arg through the views taken of it, and the selects that
 /// choose it or another buffer (a multi-tensor kernel's block picking its
@@ -229,9 +296,10 @@ ArgTraffic traceArgument(Value arg, gpu::GPUFuncOp kernel, double threads,
         std::min(bound, viewBytes(cast<MemRefType>(view.getType())));
     double bytes =
         accessBytes(element) * timesPerThread(op, kernel, known) * threads;
-    (write ? t.writeFootprint : t.readFootprint) =
-        std::max(write ? t.writeFootprint : t.readFootprint, footprint);
-    (write ? t.writeAccesses : t.readAccesses) += bytes;
+    PartTraffic &p = t.parts[getPart(op, kernel)];
+    (write ? p.writeFootprint : p.readFootprint) =
+        std::max(write ? p.writeFootprint : p.readFootprint, footprint);
+    (write ? p.writeAccesses : p.readAccesses) += bytes;
   };
   while (!worklist.empty()) {
     auto [v, bound] = worklist.pop_back_val();

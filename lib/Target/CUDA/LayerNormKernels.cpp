@@ -64,27 +64,6 @@ Value rowShare(Emitter &e, Value tid, int64_t n,
                 })[0];
 }
 
-/// The operations that free one of \p roots, if \p op is such a
-/// deallocation: a `memref.dealloc`, or a `gpu.dealloc` with the waits that
-/// start and end its stream (`deallocOnDevice`).
-SmallVector<Operation *> getDeallocation(Operation *op, ArrayRef<Value> roots) {
-  if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
-    return llvm::is_contained(roots, getBufferRoot(dealloc.getMemref()))
-               ? SmallVector<Operation *>{op}
-               : SmallVector<Operation *>{};
-  auto dealloc = dyn_cast<gpu::DeallocOp>(op);
-  if (!dealloc ||
-      !llvm::is_contained(roots, getBufferRoot(dealloc.getMemref())) ||
-      dealloc.getAsyncDependencies().size() != 1 || !dealloc.getAsyncToken() ||
-      !dealloc.getAsyncToken().hasOneUse())
-    return {};
-  auto start = dealloc.getAsyncDependencies()[0].getDefiningOp<gpu::WaitOp>();
-  auto end = dyn_cast<gpu::WaitOp>(*dealloc.getAsyncToken().getUsers().begin());
-  if (!start || !end || !start->hasOneUse() || end.getAsyncToken())
-    return {};
-  return {start, op, end};
-}
-
 /// The operations that make \p alloc's buffer, users first: a
 /// `memref.alloc`, or a `gpu.alloc` with the waits that end and start its
 /// stream (`allocOnDevice`).

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mix/Codegen/BufferAliasing.h"
 #include "mix/Target/CUDA/CUDACodegen.h"
 #include "mix/Target/CUDA/Passes.h"
 
@@ -52,6 +53,25 @@ void mlir::mix::deallocOnDevice(OpBuilder &b, Location loc, Value memref) {
       gpu::DeallocOp::create(b, loc, b.getType<gpu::AsyncTokenType>(),
                              ValueRange{newStream(b, loc)}, memref);
   waitFor(b, loc, dealloc.getAsyncToken());
+}
+
+SmallVector<Operation *> mlir::mix::getDeallocation(Operation *op,
+                                                    ArrayRef<Value> roots) {
+  if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
+    return llvm::is_contained(roots, getBufferRoot(dealloc.getMemref()))
+               ? SmallVector<Operation *>{op}
+               : SmallVector<Operation *>{};
+  auto dealloc = dyn_cast<gpu::DeallocOp>(op);
+  if (!dealloc ||
+      !llvm::is_contained(roots, getBufferRoot(dealloc.getMemref())) ||
+      dealloc.getAsyncDependencies().size() != 1 || !dealloc.getAsyncToken() ||
+      !dealloc.getAsyncToken().hasOneUse())
+    return {};
+  auto start = dealloc.getAsyncDependencies()[0].getDefiningOp<gpu::WaitOp>();
+  auto end = dyn_cast<gpu::WaitOp>(*dealloc.getAsyncToken().getUsers().begin());
+  if (!start || !end || !start->hasOneUse() || end.getAsyncToken())
+    return {};
+  return {start, op, end};
 }
 
 static Operation *copyToDevice(OpBuilder &b, Location loc, Value dst,

@@ -8,7 +8,7 @@
 // worked out by hand below each kernel.
 
 // CHECK: llvm.mlir.global external constant @mixrt_kernel_traffic
-// CHECK-SAME: "scale 512 512 0 0\0Agather 1040 256 0 0\0Areduce 320 64 64 0\0Aunknown_trips 4160 64 -1 0\0Aopaque 1024 1024 0 0\0Awrites_only 0 256 0 0\0Acausal 0 0 30720 0\0Amma 0 0 0 24576\0A\00"
+// CHECK-SAME: "scale 512 512 0 0\0Agather 1040 256 0 0\0Areduce 320 64 64 0\0Aunknown_trips 4160 64 -1 0\0Aopaque 1024 1024 0 0\0Awrites_only 0 256 0 0\0Acausal 0 0 30720 0\0Amma 0 0 0 24576\0Amerged 128 768 384 0\0A\00"
 
 module attributes {gpu.container_module} {
   func.func @host(%x: memref<128xf32>, %y: memref<128xf32>,
@@ -33,6 +33,8 @@ module attributes {gpu.container_module} {
     gpu.launch_func @mix_kernels::@writes_only blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%rows : memref<4x16xf32>)
     gpu.launch_func @mix_kernels::@causal blocks in (%c2, %c1, %c1) threads in (%c64, %c1, %c1)
     gpu.launch_func @mix_kernels::@mma blocks in (%c2, %c1, %c1) threads in (%c64, %c1, %c1)
+    %big = memref.alloc() : memref<1024xf32>
+    gpu.launch_func @mix_kernels::@merged blocks in (%c4, %c1, %c1) threads in (%c64, %c1, %c1) args(%big : memref<1024xf32>, %big : memref<1024xf32>)
     return
   }
   gpu.module @mix_kernels {
@@ -150,6 +152,42 @@ module attributes {gpu.container_module} {
         %d = nvgpu.mma.sync (%a, %b, %acc) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
         scf.yield %d : vector<2x2xf32>
       }
+      gpu.return
+    }
+    // Two kernels merged (mix-merge-independent-kernels): block 0 of 4 runs
+    // the first, in the first 32 of its 64 threads; blocks 1 to 3 the
+    // second. x: 256 threads x 1/4 x 1/2 run the load: 32 x 4 = 128 bytes.
+    // y: 256 x 3/4 run the store: 768 bytes. The loop runs i + 1 times,
+    // i = id - 1 in [0, 2] in the else-branch (without the split, [-1, 2]
+    // and the division unknown): 2 trips at the midpoint, an add each, in
+    // 192 threads: 384.
+    gpu.func @merged(%x: memref<1024xf32>, %y: memref<1024xf32>) kernel attributes {known_block_size = array<i32: 64, 1, 1>, known_grid_size = array<i32: 4, 1, 1>} {
+      %b = gpu.block_id x
+      %t = gpu.thread_id x
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c32 = arith.constant 32 : index
+      %c64 = arith.constant 64 : index
+      %zero = arith.constant 0.0 : f32
+      %one = arith.constant 1.0 : f32
+      %first = arith.cmpi ult, %b, %c1 : index
+      scf.if %first {
+        %in = arith.cmpi ult, %t, %c32 : index
+        scf.if %in {
+          %v = memref.load %x[%t] : memref<1024xf32>
+        } {mix.thread_split = 32 : i64}
+      } else {
+        %i = arith.subi %b, %c1 : index
+        %q = arith.divui %i, %c1 : index
+        %ub = arith.addi %q, %c1 : index
+        %sum = scf.for %k = %c0 to %ub step %c1 iter_args(%acc = %zero) -> (f32) {
+          %next = arith.addf %acc, %one : f32
+          scf.yield %next : f32
+        }
+        %o = arith.muli %i, %c64 : index
+        %j = arith.addi %o, %t : index
+        memref.store %sum, %y[%j] : memref<1024xf32>
+      } {mix.block_split = 1 : i64}
       gpu.return
     }
   }

@@ -46,6 +46,14 @@ constexpr llvm::StringLiteral kEmulatedSharedBytesAttr =
 constexpr llvm::StringLiteral kEmulatedUsesBarrierAttr = "mix.uses_barrier";
 constexpr llvm::StringLiteral kEmulatedUsesShuffleAttr = "mix.uses_shuffle";
 
+/// On an `scf.if` of a kernel that mix-merge-independent-kernels made: the
+/// condition is `block id x < S` (kBlockSplitAttr = S: the then-branch is
+/// the first merged kernel's S blocks, the else-branch the rest's) or
+/// `thread id x < T` (kThreadSplitAttr = T: a smaller block's threads).
+/// The traffic estimate counts each branch for its share of the launch.
+constexpr llvm::StringLiteral kBlockSplitAttr = "mix.block_split";
+constexpr llvm::StringLiteral kThreadSplitAttr = "mix.thread_split";
+
 /// How cuBLASLt computes the matrix products (float32 accumulation always).
 enum class MatmulPrecision { TF32, BF16 };
 
@@ -90,6 +98,10 @@ inline Value viewRoot(Value v) {
 /// waited for, as mix-memory-to-device makes them; and its gpu.dealloc.
 Value allocOnDevice(OpBuilder &b, Location loc, MemRefType type);
 void deallocOnDevice(OpBuilder &b, Location loc, Value memref);
+/// The operations that free one of \p roots, if \p op is such a
+/// deallocation: a `memref.dealloc`, or a `gpu.dealloc` with the waits that
+/// start and end its stream (`deallocOnDevice`); empty otherwise.
+SmallVector<Operation *> getDeallocation(Operation *op, ArrayRef<Value> roots);
 
 /// Moves the device work no scf.parallel carries into launches
 /// (mix-launch-serial-ops): linalg ops without a parallel loop, and host

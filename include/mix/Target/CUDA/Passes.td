@@ -86,6 +86,47 @@ def MixParallelLoopsToGPUPass
                            "::mlir::scf::SCFDialect"];
 }
 
+def MixMergeIndependentKernelsPass
+    : Pass<"mix-merge-independent-kernels", "::mlir::func::FuncOp"> {
+  let summary = "Launch a kernel too small to fill the device with an "
+                "independent neighbour (horizontal fusion)";
+  let description = [{
+    Two `gpu.launch` ops of a host function become one when neither reads
+    what the other writes, nor writes what the other reads or writes, and
+    the earlier one can move down to the later one: the operations between
+    them leave its buffers alone (deallocations of its buffers move after
+    the merged launch), and when at least one of the two is smaller than
+    one wave of the device (`threads`, by default an H200's 132 SMs x
+    2048 threads): alone it would leave SMs idle, merged its blocks run
+    beside the other's and its launch goes. The merged launch has the sum
+    of the two grids' blocks in x; a block below the first kernel's count
+    runs the first body, the others the second, each with its own block
+    ids recovered (delinearized) and its grid and block sizes as
+    constants. Blocks of different sizes merge when the smaller has 1-D
+    blocks and its body synchronizes nothing (no barrier, shuffle, workgroup
+    memory, nvvm or nvgpu op): its threads past its block size skip it.
+    Workgroup and private buffers are the two lists together (at most the
+    48 KiB a kernel may declare statically), and the merged kernel's
+    parameters stay within the 4 KiB of PTX 8.0. The branches
+    carry `mix.block_split` (and `mix.thread_split`), which the traffic
+    estimate reads to count each body for its share of the launch.
+
+    Merging proceeds greedily, each launch with the nearest earlier one it
+    can take (of the last `window` launches), so chains of small
+    independent kernels (a mixture's gate, its balance loss, the LayerNorm
+    weight sums) become one launch.
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"132 * 2048",
+           "A launch of at most this many threads is small (one wave)">,
+    Option<"window", "window", "unsigned", /*default=*/"16",
+           "How many earlier launches a launch may merge with">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def MixMergeGPUModulesPass
     : Pass<"mix-merge-gpu-modules", "::mlir::ModuleOp"> {
   let summary = "Gather every outlined kernel into one gpu.module";
