@@ -197,7 +197,7 @@ def main():
           "mma.sync reaches only about two thirds of the peak that Hopper's "
           "wgmma does (FlashAttention-3, section 1). \"Without the launches' "
           "cost\" drops the estimate's launch costs (the step is the "
-          "second, run as two CUDA graphs: 1 us a launch in them, 10 us a "
+          "second, run as one CUDA graph: 1 us a launch in it, 10 us the "
           "graph): a bound, not a plan. "
           "\"Once a token\": kernels launched B S times in the step (a host "
           "loop over the rows). \"A layer\": the step's totals over L, "
