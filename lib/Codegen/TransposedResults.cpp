@@ -21,6 +21,9 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::mix;
@@ -73,11 +76,21 @@ static bool writeInPlace(linalg::TransposeOp transpose) {
     return false;
   if (!computedBefore(source, transpose, transpose))
     return false;
-  for (Operation *user : target->getUsers()) {
-    Operation *inBlock = block->findAncestorOpInBlock(*user);
-    if (!inBlock || (user != transpose && !transpose->isBeforeInBlock(inBlock)))
-      return false;
-  }
+  // Nothing reaches the target before the copy (a view made earlier counts
+  // by its users).
+  std::function<bool(Value)> untouchedBefore = [&](Value v) {
+    return llvm::all_of(v.getUsers(), [&](Operation *user) {
+      Operation *inBlock = block->findAncestorOpInBlock(*user);
+      if (!inBlock)
+        return false;
+      if (isa<ViewLikeOpInterface>(user))
+        return llvm::all_of(user->getResults(), untouchedBefore);
+      return user == transpose.getOperation() ||
+             transpose->isBeforeInBlock(inBlock);
+    });
+  };
+  if (!untouchedBefore(target.getResult()))
+    return false;
 
   // linalg.transpose: the destination's dimension i is the source's
   // dimension perm[i]; the source is the destination's view whose
@@ -213,11 +226,158 @@ static bool writeInPlace(memref::CopyOp copy) {
   return true;
 }
 
+/// Whether \p op writes every element of \p buffer (itself, not a view)
+/// without reading it: a fill, a transpose or a copy into it, or an
+/// elementwise generic whose payload ignores the buffer's values.
+static bool overwrites(Operation *op, Value buffer) {
+  if (llvm::count(op->getOperands(), buffer) != 1)
+    return false; // it reads it too
+  if (auto fill = dyn_cast<linalg::FillOp>(op))
+    return fill.getDpsInits()[0] == buffer;
+  if (auto transpose = dyn_cast<linalg::TransposeOp>(op))
+    return transpose.getInit() == buffer;
+  if (auto copy = dyn_cast<memref::CopyOp>(op))
+    return copy.getTarget() == buffer;
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInits() != 1 ||
+      generic.getDpsInits()[0] != buffer ||
+      generic.getNumLoops() != generic.getNumParallelLoops())
+    return false;
+  OpOperand *init = generic.getDpsInitOperand(0);
+  return generic.getMatchingIndexingMap(init).isIdentity() &&
+         !generic.payloadUsesValueFromOperand(init);
+}
+
+/// Whether \p op (or an operation nested in it) takes a view of \p root.
+static bool usesBuffer(Operation *op, Value root) {
+  WalkResult result = op->walk([&](Operation *nested) {
+    for (Value v : nested->getOperands())
+      if (isa<BaseMemRefType>(v.getType()) && getBufferRoot(v) == root)
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return result.wasInterrupted();
+}
+
+/// Gives the values \p alloc holds from \p first (which overwrites it) up
+/// to \p last an allocation of their own, when the next operation after
+/// \p last that uses \p alloc overwrites it (bufferization reuses one
+/// buffer for a value of each layer). Every use must be in the block; a
+/// view used in the range is made again there when it is used outside it
+/// too (views are shared between layers). The memory plan packs
+/// allocations by lifetime, so this costs no memory; a transpose's source
+/// and target then qualify for writeInPlace. Returns the new allocation,
+/// or null (nothing changed).
+static memref::AllocOp splitLiveRange(memref::AllocOp alloc, Operation *first,
+                                      Operation *last) {
+  Block *block = alloc->getBlock();
+  if (first->getBlock() != block || last->getBlock() != block ||
+      last->isBeforeInBlock(first))
+    return nullptr;
+  auto inside = [&](Operation *op) {
+    return op->getBlock() == block &&
+           (op == first || op == last ||
+            (first->isBeforeInBlock(op) && op->isBeforeInBlock(last)));
+  };
+  Operation *next = last->getNextNode();
+  while (next && !usesBuffer(next, alloc))
+    next = next->getNextNode();
+  if (!next || !overwrites(next, alloc))
+    return nullptr;
+  // The uses to move: direct ones in the range, and those of views made
+  // outside it (to be made again at the range's start). A view made in the
+  // range must be used only there.
+  std::function<bool(Value)> usedInside = [&](Value view) {
+    return llvm::all_of(view.getUsers(), [&](Operation *user) {
+      return inside(user) && (!isa<ViewLikeOpInterface>(user) ||
+                              llvm::all_of(user->getResults(), usedInside));
+    });
+  };
+  SmallVector<OpOperand *> direct;
+  SmallVector<std::pair<Operation *, SmallVector<OpOperand *>>> outerViews;
+  for (OpOperand &use : alloc->getUses()) {
+    Operation *user = use.getOwner();
+    if (user->getBlock() != block)
+      return nullptr;
+    bool view = isa<ViewLikeOpInterface>(user);
+    if (inside(user)) {
+      if (view && !llvm::all_of(user->getResults(), usedInside))
+        return nullptr;
+      direct.push_back(&use);
+      continue;
+    }
+    if (!view || use.getOperandNumber() != 0 || user->getNumResults() != 1)
+      continue; // a use outside the range, of another value
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &viewUse : user->getResult(0).getUses()) {
+      Operation *viewUser = viewUse.getOwner();
+      if (viewUser->getBlock() != block)
+        return nullptr;
+      if (!inside(viewUser))
+        continue;
+      if (isa<ViewLikeOpInterface>(viewUser))
+        return nullptr;
+      uses.push_back(&viewUse);
+    }
+    if (uses.empty())
+      continue;
+    for (Value operand : user->getOperands().drop_front())
+      if (Operation *def = operand.getDefiningOp();
+          def && def->getBlock() == block && !def->isBeforeInBlock(first))
+        return nullptr; // its sizes are not there yet at the range's start
+    outerViews.emplace_back(user, std::move(uses));
+  }
+  OpBuilder b(first);
+  auto split = memref::AllocOp::create(b, alloc.getLoc(), alloc.getType());
+  for (auto &[view, uses] : outerViews) {
+    IRMapping map;
+    map.map(alloc.getResult(), split.getResult());
+    Operation *clone = b.clone(*view, map);
+    for (OpOperand *use : uses)
+      use->set(clone->getResult(0));
+  }
+  for (OpOperand *use : direct)
+    use->set(split);
+  // Freed after the range.
+  b.setInsertionPointAfter(last);
+  memref::DeallocOp::create(b, alloc.getLoc(), split);
+  return split;
+}
+
+/// Splits the live ranges of \p transpose's source (from the overwrite
+/// before it) and target (from it to the next overwrite) off their shared
+/// allocations (splitLiveRange).
+static void splitTransposeBuffers(linalg::TransposeOp transpose) {
+  Block *block = transpose->getBlock();
+  if (memref::AllocOp source = getPlainAlloc(transpose.getInput(), block)) {
+    Operation *writer = nullptr;
+    for (Operation *op = transpose->getPrevNode(); op && !writer;
+         op = op->getPrevNode())
+      if (overwrites(op, source))
+        writer = op;
+    if (writer)
+      splitLiveRange(source, writer, transpose);
+  }
+  if (memref::AllocOp target = getPlainAlloc(transpose.getInit(), block)) {
+    // The range's last use: the one before the next overwrite.
+    Operation *last = transpose;
+    for (Operation *op = transpose->getNextNode(); op; op = op->getNextNode()) {
+      if (overwrites(op, target))
+        break;
+      if (usesBuffer(op, target))
+        last = op;
+    }
+    splitLiveRange(target, transpose, last);
+  }
+}
+
 void mlir::mix::writeTransposedResultsInPlace(FunctionOpInterface function) {
   SmallVector<linalg::TransposeOp> transposes;
   function.walk([&](linalg::TransposeOp t) { transposes.push_back(t); });
-  for (linalg::TransposeOp t : transposes)
+  for (linalg::TransposeOp t : transposes) {
+    splitTransposeBuffers(t);
     writeInPlace(t);
+  }
   SmallVector<memref::CopyOp> copies;
   function.walk([&](memref::CopyOp c) { copies.push_back(c); });
   for (memref::CopyOp c : copies)

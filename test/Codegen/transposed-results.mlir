@@ -149,3 +149,46 @@ func.func @target_written_between(%a: memref<2x3x8xf32>, %b: memref<2x8x4xf32>, 
   memref.dealloc %k : memref<2x3x4xf32>
   return
 }
+
+// One buffer for the result of each of two layers, and one for its
+// transposed copy (bufferization reuses them): each layer's values get
+// allocations of their own from the write that starts them to the next
+// one, and each is then computed in its transposed place. The second
+// layer's range is the allocations' own (nothing overwrites them after).
+// CHECK-LABEL: func.func @reused_across_layers
+// CHECK-NOT: linalg.transpose
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1.0
+// CHECK-DAG: %[[TWO:.*]] = arith.constant 2.0
+// CHECK: %[[T2:.*]] = memref.alloc() : memref<2x4x3xf32>
+// CHECK: %[[V2:.*]] = memref.transpose %[[T2]] (d0, d1, d2) -> (d1, d0, d2)
+// CHECK: %[[T1:.*]] = memref.alloc() : memref<2x4x3xf32>
+// CHECK: %[[V1:.*]] = memref.transpose %[[T1]] (d0, d1, d2) -> (d1, d0, d2)
+// CHECK: linalg.fill ins(%[[ONE]] : f32) outs(%[[V1]] : memref<4x2x3xf32, strided<[3, 12, 1]>>)
+// CHECK: linalg.generic {{.*}} ins(%[[T1]] : memref<2x4x3xf32>) outs(%arg0 :
+// CHECK: memref.dealloc %[[T1]]
+// CHECK: linalg.fill ins(%[[TWO]] : f32) outs(%[[V2]] : memref<4x2x3xf32, strided<[3, 12, 1]>>)
+// CHECK: linalg.generic {{.*}} ins(%[[T2]] : memref<2x4x3xf32>) outs(%arg1 :
+// CHECK: memref.dealloc %[[T2]]
+// CHECK-NOT: linalg.transpose
+// CHECK: return
+func.func @reused_across_layers(%out1: memref<2x4x3xf32>, %out2: memref<2x4x3xf32>) {
+  %one = arith.constant 1.0 : f32
+  %two = arith.constant 2.0 : f32
+  %src = memref.alloc() : memref<4x2x3xf32>
+  %dst = memref.alloc() : memref<2x4x3xf32>
+  linalg.fill ins(%one : f32) outs(%src : memref<4x2x3xf32>)
+  linalg.transpose ins(%src : memref<4x2x3xf32>) outs(%dst : memref<2x4x3xf32>) permutation = [1, 0, 2]
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%dst : memref<2x4x3xf32>) outs(%out1 : memref<2x4x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.fill ins(%two : f32) outs(%src : memref<4x2x3xf32>)
+  linalg.transpose ins(%src : memref<4x2x3xf32>) outs(%dst : memref<2x4x3xf32>) permutation = [1, 0, 2]
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%dst : memref<2x4x3xf32>) outs(%out2 : memref<2x4x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  memref.dealloc %src : memref<4x2x3xf32>
+  memref.dealloc %dst : memref<2x4x3xf32>
+  return
+}
