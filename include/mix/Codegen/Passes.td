@@ -220,6 +220,17 @@ def MixTransposedResultsPass
     compute in it, through the inverse reshapes (a stream's kernel
     gradient written into its slice of the gradient of all the kernels,
     where a copy launch moved it).
+
+    Bufferization may give one buffer to a value of each layer (the gate's
+    logits of every layer in one allocation, and their transposed copy in
+    another); a transpose's source and destination are then used again
+    after the copy. Such a buffer is first split: the values from the
+    write that starts them (a fill, a transpose or a copy into it, or an
+    elementwise op that ignores its old values) to the next such write get
+    an allocation of their own, freed after their last use, and a view of
+    the buffer made earlier and shared between the layers is made again
+    for the uses in the range. The memory plan packs allocations by
+    lifetime, so this costs no memory; each layer's copy then goes.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
