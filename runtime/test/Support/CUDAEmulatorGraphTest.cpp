@@ -243,6 +243,25 @@ TEST(CUDAEmulatorGraph, WhatAGraphCannotReplayInvalidatesTheCapture) {
   EXPECT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
 }
 
+/// A device buffer holding \p values.
+void *deviceCopy(const std::vector<float> &values) {
+  void *device = mixrt_device_alloc(values.size() * sizeof(float));
+  EXPECT_EQ(
+      mixrt_device_upload(device, values.data(), values.size() * sizeof(float)),
+      0);
+  return device;
+}
+
+/// Checks that the device buffer \p device holds factor x xs[i] exactly.
+void expectMultiple(const void *device, const std::vector<float> &xs,
+                    float factor, const char *name) {
+  std::vector<float> ys(xs.size());
+  ASSERT_EQ(mixrt_device_download(ys.data(), device, ys.size() * sizeof(float)),
+            0);
+  for (size_t i = 0; i < xs.size(); ++i)
+    ASSERT_EQ(ys[i], factor * xs[i]) << name << "[" << i << "]";
+}
+
 /// One call of a one-kernel "entry point" through the support code, as
 /// the runtime makes it: y += a x over n floats, where args = {x, y}.
 /// Returns whether the graph ran instead of the host code.
@@ -275,13 +294,8 @@ TEST(CUDAEmulatorGraph, LaterCallsOfAnEntryPointLaunchItsGraph) {
   std::vector<float> xs(n);
   for (int64_t i = 0; i < n; ++i)
     xs[i] = float(i % 17) - 5;
-  void *x = mixrt_device_alloc(n * sizeof(float));
-  void *y = mixrt_device_alloc(n * sizeof(float));
-  void *other = mixrt_device_alloc(n * sizeof(float));
-  ASSERT_EQ(mixrt_device_upload(x, xs.data(), n * sizeof(float)), 0);
-  std::vector<float> zeros(n, 0.0f), ys(n);
-  ASSERT_EQ(mixrt_device_upload(y, zeros.data(), n * sizeof(float)), 0);
-  ASSERT_EQ(mixrt_device_upload(other, zeros.data(), n * sizeof(float)), 0);
+  std::vector<float> zeros(n, 0.0f);
+  void *x = deviceCopy(xs), *y = deviceCopy(zeros), *other = deviceCopy(zeros);
   void *args[] = {x, y};
   int hostCodeRuns = 0;
   // 1: plans the memory; 2: captured, then run; 3 and 4: the graph.
@@ -290,40 +304,39 @@ TEST(CUDAEmulatorGraph, LaterCallsOfAnEntryPointLaunchItsGraph) {
   EXPECT_TRUE(callEntry(entry, args, n, 2, &hostCodeRuns));
   EXPECT_TRUE(callEntry(entry, args, n, 2, &hostCodeRuns));
   EXPECT_EQ(hostCodeRuns, 2);
-  ASSERT_EQ(mixrt_device_download(ys.data(), y, n * sizeof(float)), 0);
-  for (int64_t i = 0; i < n; ++i)
-    ASSERT_EQ(ys[i], 8 * xs[i]) << "y[" << i << "]";
+  expectMultiple(y, xs, 8, "y");
   // Other arguments: captured again, and that graph runs on them.
   void *moved[] = {x, other};
   EXPECT_FALSE(callEntry(entry, moved, n, 1, &hostCodeRuns));
   EXPECT_TRUE(callEntry(entry, moved, n, 1, &hostCodeRuns));
   EXPECT_EQ(hostCodeRuns, 3);
-  ASSERT_EQ(mixrt_device_download(ys.data(), other, n * sizeof(float)), 0);
-  for (int64_t i = 0; i < n; ++i)
-    ASSERT_EQ(ys[i], 2 * xs[i]) << "other[" << i << "]";
-  ASSERT_EQ(mixrt_device_download(ys.data(), y, n * sizeof(float)), 0);
-  for (int64_t i = 0; i < n; ++i)
-    ASSERT_EQ(ys[i], 8 * xs[i]) << "y[" << i << "]";
+  expectMultiple(other, xs, 2, "other");
+  expectMultiple(y, xs, 8, "y");
   for (void *p : {x, y, other})
     mixrt_device_free(p);
   EXPECT_STREQ(mixrt_device_error(), "");
 }
 
-/// A step of two entry points, as the runtime's runStep makes it: y += 2 x
-/// (entry 10), then z += 3 y (entry 11). Returns whether the step's graph
-/// ran instead of the host code.
+/// The two entry points' calls of a step: y += 2 x (entry 10), then
+/// z += 3 y (entry 11).
+void callBoth(void **first, void **second, int64_t n) {
+  mixrt_device_begin(10);
+  runHostCode(first, n, 2);
+  EXPECT_EQ(mixrt_device_end(), 0) << mixrt_device_error();
+  mixrt_device_begin(11);
+  runHostCode(second, n, 3);
+  EXPECT_EQ(mixrt_device_end(), 0) << mixrt_device_error();
+}
+
+/// A step of the two entry points, as the runtime's runStep makes it. Returns
+/// whether the step's graph ran instead of the host code.
 bool runStep(void **first, void **second, int64_t n, int *hostCodeRuns) {
   void *key[] = {first[0], first[1], second[0], second[1]};
   int started = mixrt_device_begin_step(key, 4);
   EXPECT_GE(started, 0) << mixrt_device_error();
   if (started == 0) {
     ++*hostCodeRuns;
-    mixrt_device_begin(10);
-    runHostCode(first, n, 2);
-    EXPECT_EQ(mixrt_device_end(), 0) << mixrt_device_error();
-    mixrt_device_begin(11);
-    runHostCode(second, n, 3);
-    EXPECT_EQ(mixrt_device_end(), 0) << mixrt_device_error();
+    callBoth(first, second, n);
   }
   EXPECT_EQ(mixrt_device_end_step(), 0) << mixrt_device_error();
   return started == 1;
@@ -332,36 +345,22 @@ bool runStep(void **first, void **second, int64_t n, int *hostCodeRuns) {
 TEST(CUDAEmulatorGraph, AStepOfTwoEntryPointsIsOneGraph) {
   setUp();
   const int64_t n = 150;
-  std::vector<float> xs(n), zeros(n, 0.0f), ys(n);
+  std::vector<float> xs(n), zeros(n, 0.0f);
   for (int64_t i = 0; i < n; ++i)
     xs[i] = float(i % 13) - 4;
-  void *x = mixrt_device_alloc(n * sizeof(float));
-  void *y = mixrt_device_alloc(n * sizeof(float));
-  void *z = mixrt_device_alloc(n * sizeof(float));
-  ASSERT_EQ(mixrt_device_upload(x, xs.data(), n * sizeof(float)), 0);
-  ASSERT_EQ(mixrt_device_upload(y, zeros.data(), n * sizeof(float)), 0);
-  ASSERT_EQ(mixrt_device_upload(z, zeros.data(), n * sizeof(float)), 0);
+  void *x = deviceCopy(xs), *y = deviceCopy(zeros), *z = deviceCopy(zeros);
   void *first[] = {x, y}, *second[] = {y, z};
   // The first step: each entry point's first call (its memory planned).
   int hostCodeRuns = 0;
-  mixrt_device_begin(10);
-  runHostCode(first, n, 2);
-  ASSERT_EQ(mixrt_device_end(), 0) << mixrt_device_error();
-  mixrt_device_begin(11);
-  runHostCode(second, n, 3);
-  ASSERT_EQ(mixrt_device_end(), 0) << mixrt_device_error();
+  callBoth(first, second, n);
   // Then captured as one graph, and launched: after step k, y = 2 k x and
   // z = 3 (2 + 4 + ... + 2 k) x = 3 k (k + 1) x.
   EXPECT_FALSE(runStep(first, second, n, &hostCodeRuns));
   EXPECT_TRUE(runStep(first, second, n, &hostCodeRuns));
   EXPECT_TRUE(runStep(first, second, n, &hostCodeRuns));
   EXPECT_EQ(hostCodeRuns, 1);
-  ASSERT_EQ(mixrt_device_download(ys.data(), y, n * sizeof(float)), 0);
-  for (int64_t i = 0; i < n; ++i)
-    ASSERT_EQ(ys[i], 8 * xs[i]) << "y[" << i << "]";
-  ASSERT_EQ(mixrt_device_download(ys.data(), z, n * sizeof(float)), 0);
-  for (int64_t i = 0; i < n; ++i)
-    ASSERT_EQ(ys[i], 60 * xs[i]) << "z[" << i << "]";
+  expectMultiple(y, xs, 8, "y");
+  expectMultiple(z, xs, 60, "z");
   for (void *p : {x, y, z})
     mixrt_device_free(p);
   EXPECT_STREQ(mixrt_device_error(), "");
