@@ -7,7 +7,9 @@
 // calls take any strides, so the product can read the transposed view of
 // the source instead: `memref.transpose`, through the same
 // `memref.collapse_shape` of the batch dimensions where there is one. The
-// copy and its buffer go.
+// copy and its buffer go. With `generics` (the cuda target), generic ops
+// among the readers read the source through their indexing maps composed
+// with the permutation.
 //
 //===----------------------------------------------------------------------===//
 
@@ -86,14 +88,56 @@ static OpOperand *findUse(linalg::LinalgOp product, Value buffer) {
   return use;
 }
 
+/// Whether \p op is a linalg.generic that reads \p buffer directly as
+/// inputs only.
+static bool isGenericReader(Operation *op, Value buffer) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || !generic.hasPureBufferSemantics())
+    return false;
+  bool reads = false;
+  for (OpOperand &operand : generic->getOpOperands()) {
+    if (operand.get() == buffer) {
+      if (generic.isDpsInit(&operand))
+        return false;
+      reads = true;
+    } else if (isa<BaseMemRefType>(operand.get().getType()) &&
+               getRootBuffer(operand.get()) == buffer) {
+      return false; // through a view
+    }
+  }
+  return reads;
+}
+
+/// \p generic reads \p source where it read \p buffer, its transposed
+/// copy by \p perm: the copy's dimension k is the source's dimension
+/// perm[k], so the source's dimension perm[k] is indexed by what indexed
+/// the copy's dimension k.
+static void readThroughMaps(linalg::GenericOp generic, Value buffer,
+                            Value source, ArrayRef<int64_t> perm) {
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  for (OpOperand &operand : generic->getOpOperands()) {
+    if (operand.get() != buffer)
+      continue;
+    AffineMap map = maps[operand.getOperandNumber()];
+    SmallVector<AffineExpr> results(perm.size());
+    for (auto [k, p] : llvm::enumerate(perm))
+      results[p] = map.getResult(k);
+    maps[operand.getOperandNumber()] = AffineMap::get(
+        map.getNumDims(), map.getNumSymbols(), results, map.getContext());
+    operand.set(source);
+  }
+  generic.setIndexingMapsAttr(
+      Builder(generic.getContext()).getAffineMapArrayAttr(maps));
+}
+
 /// Reads \p transpose's source in place in the products that are the only
 /// readers of what it writes, if that is safe; returns whether it did.
 /// Bufferization reuses one buffer for several transposes in turn, so the
 /// readers of this transpose's result are the operations that access the
 /// buffer after it and before the next write to it. There may be several
 /// (a stream mixture's gradient dH^T, read by each stream's kernel
-/// gradient); all must be products.
-static bool readInPlace(linalg::TransposeOp transpose) {
+/// gradient); all must be products, or with \p generics generic ops.
+static bool readInPlace(linalg::TransposeOp transpose, bool generics) {
   if (!transpose.hasPureBufferSemantics())
     return false;
   Value buffer = transpose.getInit();
@@ -139,6 +183,10 @@ static bool readInPlace(linalg::TransposeOp transpose) {
       readers.push_back({product, use});
       continue;
     }
+    if (generics && isGenericReader(op, buffer)) {
+      readers.push_back({cast<linalg::LinalgOp>(op), nullptr});
+      continue;
+    }
     if (mayWrite(op, buffer) && !readers.empty())
       break;
     return false; // another reader, or a write before any product
@@ -159,13 +207,19 @@ static bool readInPlace(linalg::TransposeOp transpose) {
           transpose.getPermutation(), transpose.getContext())));
   auto viewType = cast<MemRefType>(view.getType());
   for (auto [product, use] : readers)
-    if (auto c = use->get().getDefiningOp<memref::CollapseShapeOp>())
+    if (auto c =
+            use ? use->get().getDefiningOp<memref::CollapseShapeOp>() : nullptr)
       if (!memref::CollapseShapeOp::isGuaranteedCollapsible(
               viewType, c.getReassociationIndices())) {
         view.getDefiningOp()->erase();
         return false;
       }
   for (auto [product, use] : readers) {
+    if (!use) {
+      readThroughMaps(cast<linalg::GenericOp>(product.getOperation()), buffer,
+                      source, transpose.getPermutation());
+      continue;
+    }
     auto collapse = use->get().getDefiningOp<memref::CollapseShapeOp>();
     Value read = view;
     if (collapse) {
@@ -178,6 +232,8 @@ static bool readInPlace(linalg::TransposeOp transpose) {
       collapse->erase();
   }
   transpose->erase();
+  if (view.use_empty())
+    view.getDefiningOp()->erase(); // only generics read it
   // The buffer may now be unused but for its dealloc.
   if (llvm::all_of(alloc->getUsers(),
                    [](Operation *u) { return isa<memref::DeallocOp>(u); })) {
@@ -188,19 +244,22 @@ static bool readInPlace(linalg::TransposeOp transpose) {
   return true;
 }
 
-void mlir::mix::readTransposedOperandsInPlace(FunctionOpInterface function) {
+void mlir::mix::readTransposedOperandsInPlace(FunctionOpInterface function,
+                                              bool generics) {
   SmallVector<linalg::TransposeOp> transposes;
   function.walk([&](linalg::TransposeOp t) { transposes.push_back(t); });
   for (linalg::TransposeOp t : transposes)
-    readInPlace(t);
+    readInPlace(t, generics);
 }
 
 namespace {
 struct MixTransposedOperandsPass
     : mlir::mix::impl::MixTransposedOperandsPassBase<
           MixTransposedOperandsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
-    readTransposedOperandsInPlace(getOperation());
+    readTransposedOperandsInPlace(getOperation(), generics);
   }
 };
 } // namespace

@@ -8,7 +8,10 @@
 // directly, through `memref.transpose` of it with the inverse permutation.
 // The library calls take any strides (a batch stride of f/H, a leading
 // dimension of f), so the copy's launch and its pass over twice the
-// result's bytes go. A plain copy into a view (a stream's kernel gradient
+// result's bytes go. The source may be read after the copy, through the
+// view, when the transpose only moves elements within short runs (a gate's
+// probabilities, read by the mixing token-major and by the balance loss in
+// their own layout). A plain copy into a view (a stream's kernel gradient
 // into its slice of all the kernels' gradient) is treated alike.
 //
 //===----------------------------------------------------------------------===//
@@ -62,63 +65,6 @@ static bool computedBefore(memref::AllocOp alloc, Operation *copy,
   return true;
 }
 
-/// Computes what \p transpose copies in its destination; false (and
-/// nothing changed) unless the source is an allocation that only linalg
-/// ops before the copy use (and frees after it), and the destination an
-/// allocation that nothing uses before the copy.
-static bool writeInPlace(linalg::TransposeOp transpose) {
-  if (!transpose.hasPureBufferSemantics())
-    return false;
-  Block *block = transpose->getBlock();
-  memref::AllocOp source = getPlainAlloc(transpose.getInput(), block);
-  memref::AllocOp target = getPlainAlloc(transpose.getInit(), block);
-  if (!source || !target || source == target)
-    return false;
-  if (!computedBefore(source, transpose, transpose))
-    return false;
-  // Nothing reaches the target before the copy (a view made earlier counts
-  // by its users).
-  std::function<bool(Value)> untouchedBefore = [&](Value v) {
-    return llvm::all_of(v.getUsers(), [&](Operation *user) {
-      Operation *inBlock = block->findAncestorOpInBlock(*user);
-      if (!inBlock)
-        return false;
-      if (isa<ViewLikeOpInterface>(user))
-        return llvm::all_of(user->getResults(), untouchedBefore);
-      return user == transpose.getOperation() ||
-             transpose->isBeforeInBlock(inBlock);
-    });
-  };
-  if (!untouchedBefore(target.getResult()))
-    return false;
-
-  // linalg.transpose: the destination's dimension i is the source's
-  // dimension perm[i]; the source is the destination's view whose
-  // dimension k is the destination's dimension perm^-1[k].
-  ArrayRef<int64_t> perm = transpose.getPermutation();
-  SmallVector<int64_t> inverse(perm.size());
-  for (auto [i, p] : llvm::enumerate(perm))
-    inverse[p] = static_cast<int64_t>(i);
-  target->moveBefore(source);
-  OpBuilder b(source);
-  auto view = memref::TransposeOp::create(
-      b, transpose.getLoc(), target.getResult(),
-      AffineMapAttr::get(
-          AffineMap::getPermutationMap(inverse, transpose.getContext())));
-  if (view.getType().getShape() != source.getType().getShape()) {
-    view->erase();
-    target->moveBefore(transpose);
-    return false;
-  }
-  for (Operation *user : llvm::make_early_inc_range(source->getUsers()))
-    if (isa<memref::DeallocOp>(user))
-      user->erase();
-  transpose->erase();
-  source->replaceAllUsesWith(ValueRange{view.getResult()});
-  source->erase();
-  return true;
-}
-
 /// \p view of shape \p shape reshaped by the inverse of \p reshape (a
 /// collapse becomes an expansion and back); null where the strides do not
 /// allow it.
@@ -139,6 +85,241 @@ static Value invertReshape(OpBuilder &b, Operation *reshape, Value view) {
     return nullptr;
   return memref::CollapseShapeOp::create(b, loc, view,
                                          expand.getReassociationIndices());
+}
+
+/// The deallocation of \p alloc in its block: null when there is none,
+/// failure when there are several.
+static FailureOr<Operation *> getFree(memref::AllocOp alloc) {
+  Operation *free = nullptr;
+  for (Operation *user : alloc->getUsers()) {
+    if (!isa<memref::DeallocOp>(user))
+      continue;
+    if (free || user->getBlock() != alloc->getBlock())
+      return failure();
+    free = user;
+  }
+  return free;
+}
+
+/// Whether \p perm moves elements only within runs of at most 32
+/// contiguous elements of \p shape (a warp's loads of the transposed view
+/// stay in the same 128 bytes).
+static bool permutesWithinRuns(ArrayRef<int64_t> perm,
+                               ArrayRef<int64_t> shape) {
+  size_t first = 0;
+  while (first < perm.size() && perm[first] == static_cast<int64_t>(first))
+    ++first;
+  int64_t run = 1;
+  for (int64_t size : shape.drop_front(first))
+    run *= size;
+  return run <= 32;
+}
+
+/// \p view (a reshape or a transpose of a buffer) made again on
+/// \p source, a view of the same shape in another layout; null where the
+/// strides do not allow it.
+static Value remakeView(OpBuilder &b, Operation *view, Value source) {
+  auto type = cast<MemRefType>(source.getType());
+  Location loc = view->getLoc();
+  if (auto collapse = dyn_cast<memref::CollapseShapeOp>(view)) {
+    if (!memref::CollapseShapeOp::isGuaranteedCollapsible(
+            type, collapse.getReassociationIndices()))
+      return nullptr;
+    return memref::CollapseShapeOp::create(b, loc, source,
+                                           collapse.getReassociationIndices());
+  }
+  if (auto expand = dyn_cast<memref::ExpandShapeOp>(view)) {
+    ArrayRef<int64_t> shape = expand.getResultType().getShape();
+    if (failed(memref::ExpandShapeOp::computeExpandedType(
+            type, shape, expand.getReassociationIndices())))
+      return nullptr;
+    return memref::ExpandShapeOp::create(b, loc, shape, source,
+                                         expand.getReassociationIndices());
+  }
+  if (auto transpose = dyn_cast<memref::TransposeOp>(view))
+    return memref::TransposeOp::create(b, loc, source,
+                                       transpose.getPermutationAttr());
+  return nullptr;
+}
+
+/// Whether a matrix product can read \p value: one of its two innermost
+/// dimensions is contiguous (the library calls' row- or column-major
+/// operands).
+static bool isProductOperand(Value value) {
+  auto type = cast<MemRefType>(value.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (type.getRank() < 2 || failed(type.getStridesAndOffset(strides, offset)))
+    return false;
+  return llvm::is_contained(ArrayRef(strides).take_back(2), 1);
+}
+
+namespace {
+/// The uses of a buffer to be given another layout: operands to set, views
+/// made again (to erase if the rewrite fails), views and frees to erase.
+struct Relayout {
+  SmallVector<std::pair<OpOperand *, Value>> operands;
+  SmallVector<Operation *> made;
+  SmallVector<Operation *> dead;
+
+  /// Records the uses of \p old to become uses of \p replacement, except
+  /// \p skip's; false where a user is neither a linalg op, a copy, a free
+  /// nor a view that can be made again.
+  bool collect(Value old, Value replacement, Operation *skip) {
+    for (OpOperand &use : old.getUses()) {
+      Operation *user = use.getOwner();
+      if (user == skip)
+        continue;
+      if (isa<memref::DeallocOp>(user)) {
+        dead.push_back(user);
+        continue;
+      }
+      if (isa<linalg::LinalgOp, memref::CopyOp>(user)) {
+        auto linalgOp = dyn_cast<linalg::LinalgOp>(user);
+        if (linalgOp && linalg::isaContractionOpInterface(linalgOp) &&
+            !isProductOperand(replacement))
+          return false; // a library call's operand
+        operands.emplace_back(&use, replacement);
+        continue;
+      }
+      if (!isa<memref::CollapseShapeOp, memref::ExpandShapeOp,
+               memref::TransposeOp>(user) ||
+          use.getOperandNumber() != 0)
+        return false;
+      OpBuilder b(user);
+      Value remade = remakeView(b, user, replacement);
+      if (!remade)
+        return false;
+      made.push_back(remade.getDefiningOp());
+      dead.push_back(user);
+      if (!collect(user->getResult(0), remade, skip))
+        return false;
+    }
+    return true;
+  }
+
+  void undo() {
+    for (Operation *op : llvm::reverse(made))
+      op->erase();
+  }
+};
+} // namespace
+
+/// Computes what \p transpose copies in its destination; false (and
+/// nothing changed) unless the source is an allocation (or a reshape of
+/// one) that only linalg ops and views use, written only before the copy,
+/// and the destination an allocation that nothing uses before the copy
+/// nor writes after it. The source may be read after the copy, through
+/// the transposed view, when the transpose moves elements only within
+/// short runs (permutesWithinRuns): a gate's weights, read token-major by
+/// the mixing and stream-major by the balance loss.
+static bool writeInPlace(linalg::TransposeOp transpose) {
+  if (!transpose.hasPureBufferSemantics())
+    return false;
+  Block *block = transpose->getBlock();
+  SmallVector<Operation *> reshapes; // from the copy back to the allocation
+  Value input = transpose.getInput();
+  while (Operation *def = input.getDefiningOp()) {
+    if (!isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(def))
+      break;
+    reshapes.push_back(def);
+    input = def->getOperand(0);
+  }
+  memref::AllocOp source = getPlainAlloc(input, block);
+  memref::AllocOp target = getPlainAlloc(transpose.getInit(), block);
+  if (!source || !target || source == target)
+    return false;
+  FailureOr<Operation *> sourceFree = getFree(source);
+  FailureOr<Operation *> targetFree = getFree(target);
+  if (failed(sourceFree) || failed(targetFree))
+    return false;
+  // Nothing reaches the target before the copy (a view made earlier counts
+  // by its users).
+  std::function<bool(Value)> untouchedBefore = [&](Value v) {
+    return llvm::all_of(v.getUsers(), [&](Operation *user) {
+      Operation *inBlock = block->findAncestorOpInBlock(*user);
+      if (!inBlock)
+        return false;
+      if (isa<ViewLikeOpInterface>(user))
+        return llvm::all_of(user->getResults(), untouchedBefore);
+      return user == transpose.getOperation() ||
+             transpose->isBeforeInBlock(inBlock);
+    });
+  };
+  if (!untouchedBefore(target.getResult()))
+    return false;
+  // After the copy the two share one buffer, in two layouts: each is
+  // written only once the other is no longer used. The source at all
+  // only where its accesses through the view stay coalesced.
+  Operation *sourceWrite = nullptr, *targetWrite = nullptr;
+  Operation *sourceLast = nullptr, *targetLast = nullptr;
+  for (Operation *op = transpose->getNextNode(); op; op = op->getNextNode()) {
+    if (op == *sourceFree || op == *targetFree)
+      continue;
+    if (!leavesBufferAlone(op, source)) {
+      sourceLast = op;
+      if (!sourceWrite && !leavesBufferUnwritten(op, source))
+        sourceWrite = op;
+    }
+    if (!leavesBufferAlone(op, target)) {
+      targetLast = op;
+      if (!targetWrite && !leavesBufferUnwritten(op, target))
+        targetWrite = op;
+    }
+  }
+  if ((sourceWrite && targetLast &&
+       !targetLast->isBeforeInBlock(sourceWrite)) ||
+      (targetWrite && sourceLast && !sourceLast->isBeforeInBlock(targetWrite)))
+    return false;
+  ArrayRef<int64_t> perm = transpose.getPermutation();
+  if (sourceLast &&
+      (!*sourceFree ||
+       !permutesWithinRuns(perm, transpose.getInit().getType().getShape())))
+    return false;
+
+  // linalg.transpose: the destination's dimension i is the source's
+  // dimension perm[i]; the source is the destination's view whose
+  // dimension k is the destination's dimension perm^-1[k].
+  SmallVector<int64_t> inverse(perm.size());
+  for (auto [i, p] : llvm::enumerate(perm))
+    inverse[p] = static_cast<int64_t>(i);
+  Operation *targetNext = target->getNextNode();
+  target->moveBefore(source);
+  OpBuilder b(source);
+  Relayout relayout;
+  Value view = memref::TransposeOp::create(
+      b, transpose.getLoc(), target.getResult(),
+      AffineMapAttr::get(
+          AffineMap::getPermutationMap(inverse, transpose.getContext())));
+  relayout.made.push_back(view.getDefiningOp());
+  for (Operation *reshape : reshapes) {
+    Value inverted = invertReshape(b, reshape, view);
+    if (!inverted)
+      break;
+    relayout.made.push_back(inverted.getDefiningOp());
+    view = inverted;
+  }
+  if (cast<MemRefType>(view.getType()).getShape() !=
+          source.getType().getShape() ||
+      !relayout.collect(source.getResult(), view, transpose)) {
+    relayout.undo();
+    target->moveBefore(targetNext);
+    return false;
+  }
+  // The target lives as long as the source did.
+  if (*sourceFree && *targetFree && (*targetFree)->isBeforeInBlock(*sourceFree))
+    (*targetFree)->moveBefore(*sourceFree);
+  for (auto [operand, value] : relayout.operands)
+    operand->set(value);
+  transpose->erase();
+  for (Operation *op : llvm::reverse(relayout.dead))
+    op->erase();
+  relayout.dead.clear();
+  for (Operation *op : llvm::reverse(relayout.made))
+    if (op->use_empty())
+      op->erase(); // a view only the copy read
+  source->erase();
+  return true;
 }
 
 /// Computes what \p copy copies (an allocation, through reshapes each used

@@ -138,15 +138,15 @@ std::vector<std::string> mlir::mix::getPackageEntryPoints() {
   return {"forward", "grad", "adamw", "logits"};
 }
 
-void mlir::mix::buildBufferizePipeline(OpPassManager &pm,
-                                       bool recomputeElementwise) {
+void mlir::mix::buildBufferizePipeline(
+    OpPassManager &pm, const BufferizePipelineOptions &options) {
   OpPassManager &onTensors = pm.nest<func::FuncOp>();
   onTensors.addPass(createMixFoldReshapesIntoSlicesPass());
   onTensors.addPass(createMixFoldSumsIntoAccumulatorsPass());
   onTensors.addPass(createMixHeadProductsPass());
   onTensors.addPass(createMixFuseElementwisePass());
   MixRematerializePassOptions remat;
-  remat.elementwise = recomputeElementwise;
+  remat.elementwise = options.recomputeElementwise;
   onTensors.addPass(createMixRematerializePass(remat));
   onTensors.addPass(createMixUpdateArgumentsInPlacePass());
   // Compute what is materialized in a destination (mix-update-arguments-
@@ -166,7 +166,9 @@ void mlir::mix::buildBufferizePipeline(OpPassManager &pm,
                         "inline,"
                         "canonicalize");
   OpPassManager &onBuffers = pm.nest<func::FuncOp>();
-  onBuffers.addPass(createMixTransposedOperandsPass());
+  MixTransposedOperandsPassOptions transposed;
+  transposed.generics = options.transposedGenericOperands;
+  onBuffers.addPass(createMixTransposedOperandsPass(transposed));
   // After the transposes: bufferization may reuse a result's buffer for
   // earlier temporaries (transposed copies among them), which
   // mix-transposed-operands only turns into views while they are
@@ -323,7 +325,7 @@ void mlir::mix::buildCUDAEmulatorLaunchersPipeline(OpPassManager &pm) {
 void mlir::mix::buildCUDACodegenPipeline(
     OpPassManager &pm, const CUDACodegenPipelineOptions &options) {
   if (options.bufferize)
-    buildBufferizePipeline(pm, /*recomputeElementwise=*/false);
+    buildBufferizePipeline(pm, BufferizePipelineOptions::forCUDA());
   else
     pm.addPass(createMixRecordEntrySignaturesPass());
   buildCUDAKernelsPipeline(pm, options);

@@ -1,4 +1,9 @@
-// RUN: mix-opt %s --pass-pipeline='builtin.module(func.func(mix-transposed-operands))' | FileCheck %s
+// RUN: mix-opt %s --pass-pipeline='builtin.module(func.func(mix-transposed-operands))' | FileCheck %s --check-prefixes=CHECK,PRODUCTS
+// RUN: mix-opt %s --pass-pipeline='builtin.module(func.func(mix-transposed-operands{generics=true}))' | FileCheck %s --check-prefixes=CHECK,GENERICS
+
+// @generic_reader's maps, printed first:
+// GENERICS-DAG:   #[[IN:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d1, d0, d2)>
+// GENERICS-DAG:   #[[OUT:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, 0, d2)>
 
 // A product whose operand is a transposed copy that nothing else reads
 // reads the transposed view of the copy's source instead; the copy and its
@@ -80,5 +85,30 @@ func.func @readers(%dh: memref<8x4xf32>, %a: memref<8x6xf32>, %b: memref<8x6xf32
   linalg.matmul ins(%t, %a : memref<4x8xf32>, memref<8x6xf32>) outs(%ga : memref<4x6xf32>)
   linalg.matmul ins(%t, %b : memref<4x8xf32>, memref<8x6xf32>) outs(%gb : memref<4x6xf32>)
   memref.dealloc %t : memref<4x8xf32>
+  return
+}
+
+// A generic op among the readers (a gate's gradient summed over tokens):
+// with `generics` it reads the source through its indexing map composed
+// with the permutation, the product through the view; without, the copy
+// stays.
+// CHECK-LABEL:    func.func @generic_reader
+// PRODUCTS:         linalg.transpose
+// GENERICS-NOT:     memref.alloc
+// GENERICS-NOT:     linalg.transpose
+// GENERICS:         %[[T:.*]] = memref.transpose %arg0 (d0, d1, d2) -> (d1, d0, d2) : memref<6x2x3xf32> to memref<2x6x3xf32, strided<[3, 6, 1]>>
+// GENERICS-NEXT:    linalg.batch_matmul ins(%[[T]], %arg1 : memref<2x6x3xf32, strided<[3, 6, 1]>>, memref<2x3x4xf32>)
+// GENERICS-NEXT:    linalg.generic {indexing_maps = [#[[IN]], #[[OUT]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%arg0 : memref<6x2x3xf32>) outs(%arg3 : memref<2x1x3xf32>)
+// GENERICS:         return
+func.func @generic_reader(%g: memref<6x2x3xf32>, %k: memref<2x3x4xf32>, %gk: memref<2x6x4xf32>, %sum: memref<2x1x3xf32>) {
+  %t = memref.alloc() : memref<2x6x3xf32>
+  linalg.transpose ins(%g : memref<6x2x3xf32>) outs(%t : memref<2x6x3xf32>) permutation = [1, 0, 2]
+  linalg.batch_matmul ins(%t, %k : memref<2x6x3xf32>, memref<2x3x4xf32>) outs(%gk : memref<2x6x4xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, 0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%t : memref<2x6x3xf32>) outs(%sum : memref<2x1x3xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %t : memref<2x6x3xf32>
   return
 }

@@ -51,21 +51,153 @@ func.func @rotate(%out: memref<4x2x3xf32>) {
   return
 }
 
-// Left alone: the source is read after the copy (its layout is still
-// needed), the destination is written before the copy, the source is
-// read through a view, the destination is an argument.
+// The source read after the copy: it is read through the transposed view
+// of the destination, which lives until the source's last use (a 2x3
+// transpose moves elements within runs of 6).
 // CHECK-LABEL: func.func @read_after
-// CHECK:         linalg.transpose
+// CHECK-NEXT:    arith.constant
+// CHECK-NEXT:    %[[DST:.*]] = memref.alloc() : memref<3x2xf32>
+// CHECK-NEXT:    %[[VIEW:.*]] = memref.transpose %[[DST]] (d0, d1) -> (d1, d0)
+// CHECK-NEXT:    linalg.fill {{.*}} outs(%[[VIEW]]
+// CHECK-NEXT:    linalg.copy ins(%[[DST]] {{.*}} outs(%arg0
+// CHECK-NEXT:    linalg.copy ins(%[[VIEW]] {{.*}} outs(%arg1
+// CHECK-NEXT:    memref.dealloc %[[DST]]
+// CHECK-NEXT:    return
 func.func @read_after(%out: memref<3x2xf32>, %out2: memref<2x3xf32>) {
   %one = arith.constant 1.0 : f32
   %src = memref.alloc() : memref<2x3xf32>
   linalg.fill ins(%one : f32) outs(%src : memref<2x3xf32>)
   %dst = memref.alloc() : memref<3x2xf32>
   linalg.transpose ins(%src : memref<2x3xf32>) outs(%dst : memref<3x2xf32>) permutation = [1, 0]
+  linalg.copy ins(%dst : memref<3x2xf32>) outs(%out : memref<3x2xf32>)
+  memref.dealloc %dst : memref<3x2xf32>
+  linalg.copy ins(%src : memref<2x3xf32>) outs(%out2 : memref<2x3xf32>)
+  memref.dealloc %src : memref<2x3xf32>
+  return
+}
+
+// Left alone: the source is read after the copy, and the transpose moves
+// elements across rows of 8 (a strided read of the source would not
+// coalesce.
+// CHECK-LABEL: func.func @read_after_across_rows
+// CHECK:         linalg.transpose
+func.func @read_after_across_rows(%out: memref<8x8xf32>, %out2: memref<8x8xf32>) {
+  %one = arith.constant 1.0 : f32
+  %src = memref.alloc() : memref<8x8xf32>
+  linalg.fill ins(%one : f32) outs(%src : memref<8x8xf32>)
+  %dst = memref.alloc() : memref<8x8xf32>
+  linalg.transpose ins(%src : memref<8x8xf32>) outs(%dst : memref<8x8xf32>) permutation = [1, 0]
+  linalg.copy ins(%src : memref<8x8xf32>) outs(%out2 : memref<8x8xf32>)
+  memref.dealloc %src : memref<8x8xf32>
+  linalg.copy ins(%dst : memref<8x8xf32>) outs(%out : memref<8x8xf32>)
+  memref.dealloc %dst : memref<8x8xf32>
+  return
+}
+
+// After the copy the two layouts share one buffer: the source updated
+// while the destination is still read, or the destination while the
+// source is, leaves the copy.
+// CHECK-LABEL: func.func @source_written_after
+// CHECK:         linalg.transpose
+func.func @source_written_after(%out: memref<3x2xf32>) {
+  %one = arith.constant 1.0 : f32
+  %src = memref.alloc() : memref<2x3xf32>
+  linalg.fill ins(%one : f32) outs(%src : memref<2x3xf32>)
+  %dst = memref.alloc() : memref<3x2xf32>
+  linalg.transpose ins(%src : memref<2x3xf32>) outs(%dst : memref<3x2xf32>) permutation = [1, 0]
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%src : memref<2x3xf32>) {
+  ^bb0(%o: f32):
+    %a = arith.addf %o, %one : f32
+    linalg.yield %a : f32
+  }
+  memref.dealloc %src : memref<2x3xf32>
+  linalg.copy ins(%dst : memref<3x2xf32>) outs(%out : memref<3x2xf32>)
+  memref.dealloc %dst : memref<3x2xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @destination_written_after
+// CHECK:         linalg.transpose
+func.func @destination_written_after(%out: memref<3x2xf32>, %out2: memref<2x3xf32>) {
+  %one = arith.constant 1.0 : f32
+  %src = memref.alloc() : memref<2x3xf32>
+  linalg.fill ins(%one : f32) outs(%src : memref<2x3xf32>)
+  %dst = memref.alloc() : memref<3x2xf32>
+  linalg.transpose ins(%src : memref<2x3xf32>) outs(%dst : memref<3x2xf32>) permutation = [1, 0]
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%dst : memref<3x2xf32>) {
+  ^bb0(%o: f32):
+    %a = arith.addf %o, %one : f32
+    linalg.yield %a : f32
+  }
   linalg.copy ins(%src : memref<2x3xf32>) outs(%out2 : memref<2x3xf32>)
   memref.dealloc %src : memref<2x3xf32>
   linalg.copy ins(%dst : memref<3x2xf32>) outs(%out : memref<3x2xf32>)
   memref.dealloc %dst : memref<3x2xf32>
+  return
+}
+
+// Each written once the other is done with (a softmax's probabilities
+// updated in place into their gradient after the last read of their
+// transposed copy): one buffer, freed after the source's last use.
+// CHECK-LABEL: func.func @written_in_turn
+// CHECK-NEXT:    arith.constant
+// CHECK-NEXT:    %[[DST:.*]] = memref.alloc() : memref<3x2xf32>
+// CHECK-NEXT:    %[[VIEW:.*]] = memref.transpose %[[DST]]
+// CHECK-NEXT:    linalg.fill {{.*}} outs(%[[VIEW]]
+// CHECK-NEXT:    linalg.copy ins(%[[DST]] {{.*}} outs(%arg0
+// CHECK-NEXT:    linalg.generic {{.*}} outs(%[[VIEW]]
+// CHECK:         linalg.copy ins(%[[VIEW]] {{.*}} outs(%arg1
+// CHECK-NEXT:    memref.dealloc %[[DST]]
+// CHECK-NEXT:    return
+func.func @written_in_turn(%out: memref<3x2xf32>, %out2: memref<2x3xf32>) {
+  %one = arith.constant 1.0 : f32
+  %src = memref.alloc() : memref<2x3xf32>
+  linalg.fill ins(%one : f32) outs(%src : memref<2x3xf32>)
+  %dst = memref.alloc() : memref<3x2xf32>
+  linalg.transpose ins(%src : memref<2x3xf32>) outs(%dst : memref<3x2xf32>) permutation = [1, 0]
+  linalg.copy ins(%dst : memref<3x2xf32>) outs(%out : memref<3x2xf32>)
+  memref.dealloc %dst : memref<3x2xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%src : memref<2x3xf32>) {
+  ^bb0(%o: f32):
+    %a = arith.addf %o, %one : f32
+    linalg.yield %a : f32
+  }
+  linalg.copy ins(%src : memref<2x3xf32>) outs(%out2 : memref<2x3xf32>)
+  memref.dealloc %src : memref<2x3xf32>
+  return
+}
+
+// A gate's softmax written (batch, token, head, stream), transposed
+// through a collapse of the batch and token dimensions into the
+// (token, stream, head) layout of the mixing, and summed over tokens
+// after the copy: the softmax writes the mixing's buffer through the
+// transposed view expanded again, the sum reads it there, the collapse
+// and the copy go.
+// CHECK-LABEL: func.func @gate_weights
+// CHECK-NEXT:    arith.constant
+// CHECK-NEXT:    %[[DST:.*]] = memref.alloc() : memref<6x2x2xf32>
+// CHECK-NEXT:    %[[T:.*]] = memref.transpose %[[DST]] (d0, d1, d2) -> (d0, d2, d1) : memref<6x2x2xf32> to memref<6x2x2xf32, strided<[4, 1, 2]>>
+// CHECK-NEXT:    %[[SRC:.*]] = memref.expand_shape %[[T]] {{\[}}[0, 1], [2], [3]] output_shape [2, 3, 2, 2] : memref<6x2x2xf32, strided<[4, 1, 2]>> into memref<2x3x2x2xf32, strided<[12, 4, 1, 2]>>
+// CHECK-NEXT:    linalg.fill {{.*}} outs(%[[SRC]]
+// CHECK-NEXT:    linalg.copy ins(%[[DST]] {{.*}} outs(%arg0
+// CHECK-NEXT:    linalg.generic {{.*}} ins(%[[SRC]] {{.*}} outs(%arg1
+// CHECK:         memref.dealloc %[[DST]]
+// CHECK-NEXT:    return
+func.func @gate_weights(%out: memref<6x2x2xf32>, %sums: memref<2x1x1x2xf32>) {
+  %one = arith.constant 1.0 : f32
+  %src = memref.alloc() : memref<2x3x2x2xf32>
+  linalg.fill ins(%one : f32) outs(%src : memref<2x3x2x2xf32>)
+  %flat = memref.collapse_shape %src [[0, 1], [2], [3]] : memref<2x3x2x2xf32> into memref<6x2x2xf32>
+  %dst = memref.alloc() : memref<6x2x2xf32>
+  linalg.transpose ins(%flat : memref<6x2x2xf32>) outs(%dst : memref<6x2x2xf32>) permutation = [0, 2, 1]
+  linalg.copy ins(%dst : memref<6x2x2xf32>) outs(%out : memref<6x2x2xf32>)
+  memref.dealloc %dst : memref<6x2x2xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, 0, 0, d3)>], iterator_types = ["parallel", "reduction", "reduction", "parallel"]} ins(%src : memref<2x3x2x2xf32>) outs(%sums : memref<2x1x1x2xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %src : memref<2x3x2x2xf32>
   return
 }
 

@@ -542,8 +542,9 @@ static int compile(int argc, char **argv) {
   if (stop(Stage::Lowered))
     return 0;
   if (failed(phase("bufferize", [&](OpPassManager &pm) {
-        buildBufferizePipeline(pm,
-                               /*recomputeElementwise=*/target != Target::CUDA);
+        buildBufferizePipeline(pm, target == Target::CUDA
+                                       ? BufferizePipelineOptions::forCUDA()
+                                       : BufferizePipelineOptions());
       })))
     return fail("bufferizing '" + inputFile + "' failed");
   if (stop(Stage::Buffers))

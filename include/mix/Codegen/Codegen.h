@@ -92,8 +92,11 @@ void foldHeadTransposesIntoProducts(FunctionOpInterface function);
 
 /// On buffers, before freeAfterLastUse: a product whose operand is a
 /// transposed copy that nothing else reads reads the transposed view of
-/// the copy's source instead (the library calls take any strides).
-void readTransposedOperandsInPlace(FunctionOpInterface function);
+/// the copy's source instead (the library calls take any strides). With
+/// \p generics, linalg.generic readers read the source through their
+/// indexing maps composed with the permutation.
+void readTransposedOperandsInPlace(FunctionOpInterface function,
+                                   bool generics = false);
 
 /// On buffers: ops that compute a buffer which a linalg.transpose then
 /// copies into a fresh one, or a memref.copy into a view of another buffer,

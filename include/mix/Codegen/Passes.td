@@ -191,7 +191,19 @@ def MixTransposedOperandsPass
     applies only when nothing between the copy and the product may write
     the source's buffer, and runs before `mix-free-after-last-use`, which
     then keeps the source alive until the product.
+
+    With `generics`, `linalg.generic` ops may be among the readers too:
+    they read the source through their indexing maps composed with the
+    permutation (the cuda target: a reduction over tokens of a gate's
+    gradient, read in the layout the gate computed it in instead of a
+    transposed copy's launch; the CPU pipeline keeps its contiguous
+    reads).
   }];
+  let options = [
+    Option<"generics", "generics", "bool", /*default=*/"false",
+           "Also fold the transposes read by linalg.generic ops into their "
+           "indexing maps">,
+  ];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
@@ -201,16 +213,27 @@ def MixTransposedResultsPass
   let summary = "Results computed in their copy's destination, not copied";
   let description = [{
     On buffers; the mirror of `mix-transposed-operands`. A
-    `linalg.transpose` from an allocation that only linalg ops before it
-    use (and frees after it) into an allocation that nothing uses before
-    it: the ops compute in the destination instead, through
-    `memref.transpose` of it with the inverse permutation, and the copy and
-    the source's buffer go. A multi-head mixture's products (one batch a
-    gate head) so write the token-major layout the rest of the layer reads,
-    a batch stride of f/H and a leading dimension of f apart, where they
-    wrote the head-major one that a copy then transposed. The destination
-    is allocated where the source was. The cuda target runs it before its
-    products become library calls, which take any strides.
+    `linalg.transpose` from an allocation (or a reshape of one) that linalg
+    ops write before it into an allocation that nothing uses before it: the
+    ops compute in the destination instead, through `memref.transpose` of
+    it with the inverse permutation (and the inverse reshapes), and the
+    copy and the source's buffer go. A multi-head mixture's products (one
+    batch a gate head) so write the token-major layout the rest of the
+    layer reads, a batch stride of f/H and a leading dimension of f apart,
+    where they wrote the head-major one that a copy then transposed. The
+    destination is allocated where the source was and freed where the
+    later of the two was. The cuda target runs it before its products
+    become library calls, which take any strides.
+
+    The source may be used after the copy too, through the view, when the
+    transpose moves elements only within runs of at most 32 (a warp's
+    loads of the view stay in the same 128 bytes) and no product would
+    read a view without a contiguous dimension: after the copy the two
+    layouts share one buffer, so each may be written only once the other
+    is no longer used. A gate's softmax so writes its probabilities in the
+    mixing's (token, stream, head) layout, the balance loss reads them
+    there, and the backward pass later updates them in place into their
+    gradient.
 
     A `memref.copy` from an allocation (through collapses and expansions,
     each used once) into a view of an argument or of an earlier

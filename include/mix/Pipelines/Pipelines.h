@@ -85,11 +85,20 @@ std::vector<std::string> getPackageEntryPoints();
 /// The front both targets share: folds sums into the products'
 /// accumulators, fuses elementwise ops, bufferizes with results as
 /// out-parameters, frees each buffer after its last use, and records each
-/// function's memref signature (mix-record-entry-signatures). Without
-/// \p recomputeElementwise (the cuda target), mix-rematerialize computes
-/// only zero fills again and keeps elementwise results.
+/// function's memref signature (mix-record-entry-signatures).
+struct BufferizePipelineOptions {
+  /// Without it (the cuda target), mix-rematerialize computes only zero
+  /// fills again and keeps elementwise results.
+  bool recomputeElementwise = true;
+  /// mix-transposed-operands also folds transposes into the generic ops
+  /// that read them (the cuda target).
+  bool transposedGenericOperands = false;
+
+  /// The cuda target's choices.
+  static BufferizePipelineOptions forCUDA() { return {false, true}; }
+};
 void buildBufferizePipeline(OpPassManager &pm,
-                            bool recomputeElementwise = true);
+                            const BufferizePipelineOptions &options = {});
 
 struct CPUCodegenPipelineOptions {
   /// Functions that must become packed entry points (all that have a

@@ -293,7 +293,12 @@ void attentionReadsRounded(linalg::GenericOp rounding) {
 /// stores both).
 bool roundIntoProducer(linalg::GenericOp rounding) {
   Value x = rounding.getDpsInputs()[0], y = rounding.getDpsInits()[0];
-  memref::AllocOp xAlloc = freshAllocation(x, rounding);
+  // x may be a view of its allocation (mix-transposed-results computes a
+  // value in its transposed copy's buffer); the writer then writes y
+  // besides it.
+  Value xRoot = getBufferRoot(x);
+  bool viewed = xRoot != x;
+  memref::AllocOp xAlloc = freshAllocation(xRoot, rounding);
   memref::AllocOp yAlloc = freshAllocation(y, rounding);
   if (!xAlloc || !yAlloc)
     return false;
@@ -302,12 +307,13 @@ bool roundIntoProducer(linalg::GenericOp rounding) {
     if (isa<ViewLikeOpInterface>(user) && user->use_empty())
       user->erase();
   Operation *writer = rounding->getPrevNode();
-  while (writer && leavesBufferAlone(writer, x))
+  while (writer && leavesBufferAlone(writer, xRoot))
     writer = writer->getPrevNode();
   if (!writer)
     return false;
   bool dead = false;
-  for (Operation *op = rounding->getNextNode(); op; op = op->getNextNode()) {
+  for (Operation *op = rounding->getNextNode(); op && !viewed;
+       op = op->getNextNode()) {
     if (auto free = dyn_cast<memref::DeallocOp>(op);
         (free && free.getMemref() == x) || overwritingOutput(op, x)) {
       dead = true;

@@ -214,3 +214,37 @@ func.func @attention(%qkv: memref<2x8x24xf32>, %lse: memref<2x2x8xf32>, %w: memr
   memref.dealloc %dy : memref<2x8x24xbf16>
   return
 }
+
+// The f32 value is computed through a transposed view of its buffer (where
+// mix-transposed-results put a gate's gradient): its writer writes the
+// bf16 copy besides it, even though nothing reads the f32 value again.
+// CHECK-LABEL: func.func @viewed
+// CHECK-NEXT:    %[[X:.*]] = memref.alloc() : memref<2x4x8xf32>
+// CHECK-NEXT:    %[[XV:.*]] = memref.transpose %[[X]] (d0, d1, d2) -> (d0, d2, d1)
+// CHECK-NEXT:    %[[Y:.*]] = memref.alloc() : memref<2x8x4xbf16>
+// CHECK-NEXT:    linalg.generic {{.*}} ins(%arg0, %arg1 : memref<2x8x4xf32>, memref<2x8x4xf32>) outs(%[[XV]], %[[Y]] : memref<2x8x4xf32, strided<[32, 1, 8]>>, memref<2x8x4xbf16>)
+// CHECK-NEXT:    ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %{{.*}}: f32, %{{.*}}: bf16):
+// CHECK-NEXT:      %[[M:.*]] = arith.mulf %[[A]], %[[B]] : f32
+// CHECK-NEXT:      %[[R:.*]] = arith.truncf %[[M]] : f32 to bf16
+// CHECK-NEXT:      linalg.yield %[[M]], %[[R]] : f32, bf16
+// CHECK-NOT:     arith.truncf
+// CHECK:         return
+func.func @viewed(%a: memref<2x8x4xf32>, %b: memref<2x8x4xf32>, %k: memref<2x4x4xbf16>, %out: memref<2x8x4xf32>) {
+  %x = memref.alloc() : memref<2x4x8xf32>
+  %xv = memref.transpose %x (d0, d1, d2) -> (d0, d2, d1) : memref<2x4x8xf32> to memref<2x8x4xf32, strided<[32, 1, 8]>>
+  linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%a, %b : memref<2x8x4xf32>, memref<2x8x4xf32>) outs(%xv : memref<2x8x4xf32, strided<[32, 1, 8]>>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %m = arith.mulf %p, %q : f32
+    linalg.yield %m : f32
+  }
+  %y = memref.alloc() : memref<2x8x4xbf16>
+  linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%xv : memref<2x8x4xf32, strided<[32, 1, 8]>>) outs(%y : memref<2x8x4xbf16>) {
+  ^bb0(%v: f32, %o: bf16):
+    %r = arith.truncf %v : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  memref.dealloc %x : memref<2x4x8xf32>
+  linalg.batch_matmul ins(%y, %k : memref<2x8x4xbf16>, memref<2x4x4xbf16>) outs(%out : memref<2x8x4xf32>)
+  memref.dealloc %y : memref<2x8x4xbf16>
+  return
+}

@@ -349,7 +349,10 @@ def MixRoundIntoProducersPass
         rounding and, when no other value lives in it, x go;
       * where x is read again, an elementwise writer writes y besides x
         (one more output; a LayerNorm gradient's kernel that absorbs it,
-        the residual gradient's add, stores both).
+        the residual gradient's add, stores both). So too where x is a
+        view of a fresh allocation (`mix-transposed-results` computes a
+        gate's probabilities, and then their gradient, through the
+        transposed view of the mixing's buffer).
     y's allocation moves up before the writer.
 
     ```mlir
