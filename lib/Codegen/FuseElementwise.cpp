@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallBitVector.h"
 
 using namespace mlir;
@@ -41,7 +42,8 @@ namespace mlir::mix {
 /// the backward as a tensor of its own; recomputing them costs a few
 /// arithmetic ops an element where storing cost a buffer and a round trip
 /// through memory.
-LogicalResult mlir::mix::fuseElementwiseOps(FunctionOpInterface function) {
+LogicalResult mlir::mix::fuseElementwiseOps(FunctionOpInterface function,
+                                            bool sharedReadsOnce) {
   auto allParallel = [](Operation *op) {
     auto generic = dyn_cast<linalg::GenericOp>(op);
     return generic && generic.getNumLoops() == generic.getNumParallelLoops();
@@ -74,13 +76,31 @@ LogicalResult mlir::mix::fuseElementwiseOps(FunctionOpInterface function) {
       return readsWhole(generic.getMatchingIndexingMap(in));
     });
   };
+  auto addWholeReads = [&](linalg::GenericOp generic,
+                           llvm::SmallSetVector<Value, 4> &values) {
+    for (OpOperand *in : generic.getDpsInputOperands())
+      if (readsWhole(generic.getMatchingIndexingMap(in)))
+        values.insert(in->get());
+  };
   // Recomputed in \p consumer, a producer adds its whole reads to the
   // consumer's; a producer is recomputed only where that keeps them few.
+  // With sharedReadsOnce the values the consumer reads whole anyway count
+  // once (a softmax's gradient recomputes p * dp at each of a row's
+  // positions from the p and dp it reads).
+  auto wholeReadsAfter = [&](linalg::GenericOp producer,
+                             linalg::GenericOp consumer) -> int64_t {
+    if (!sharedReadsOnce)
+      return fullReads(consumer) - 1 + fullReads(producer);
+    llvm::SmallSetVector<Value, 4> reads;
+    addWholeReads(consumer, reads);
+    reads.remove(producer->getResult(0));
+    addWholeReads(producer, reads);
+    return reads.size();
+  };
   auto recomputable = [&](Operation *producer, Operation *consumer) {
     auto generic = cast<linalg::GenericOp>(producer);
     return generic->getNumResults() == 1 &&
-           fullReads(cast<linalg::GenericOp>(consumer)) - 1 +
-                   fullReads(generic) <=
+           wholeReadsAfter(generic, cast<linalg::GenericOp>(consumer)) <=
                kMaxRecomputedReads &&
            generic.getRegion().front().getOperations().size() <=
                kMaxRecomputedOps &&
@@ -101,8 +121,10 @@ LogicalResult mlir::mix::fuseElementwiseOps(FunctionOpInterface function) {
 namespace {
 struct MixFuseElementwisePass
     : mlir::mix::impl::MixFuseElementwisePassBase<MixFuseElementwisePass> {
+  using Base::Base;
+
   void runOnOperation() override {
-    if (failed(fuseElementwiseOps(getOperation())))
+    if (failed(fuseElementwiseOps(getOperation(), sharedReadsOnce)))
       signalPassFailure();
   }
 };

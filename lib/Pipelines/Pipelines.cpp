@@ -144,7 +144,9 @@ void mlir::mix::buildBufferizePipeline(
   onTensors.addPass(createMixFoldReshapesIntoSlicesPass());
   onTensors.addPass(createMixFoldSumsIntoAccumulatorsPass());
   onTensors.addPass(createMixHeadProductsPass());
-  onTensors.addPass(createMixFuseElementwisePass());
+  MixFuseElementwisePassOptions fuse;
+  fuse.sharedReadsOnce = options.sharedReadsOnce;
+  onTensors.addPass(createMixFuseElementwisePass(fuse));
   MixRematerializePassOptions remat;
   remat.elementwise = options.recomputeElementwise;
   onTensors.addPass(createMixRematerializePass(remat));

@@ -1,4 +1,5 @@
-// RUN: mix-opt %s --pass-pipeline='builtin.module(func.func(mix-fuse-elementwise,canonicalize))' | FileCheck %s
+// RUN: mix-opt %s --pass-pipeline='builtin.module(func.func(mix-fuse-elementwise,canonicalize))' | FileCheck %s --check-prefixes=CHECK,COUNTED
+// RUN: mix-opt %s --pass-pipeline='builtin.module(func.func(mix-fuse-elementwise{shared-reads-once=true},canonicalize))' | FileCheck %s --check-prefixes=CHECK,SHARED
 
 #id = affine_map<(i, j) -> (i, j)>
 #row = affine_map<(i, j) -> (i)>
@@ -167,4 +168,37 @@ func.func @bounded(%x1: tensor<4x8xf32>, %x2: tensor<4x8xf32>, %x3: tensor<4x8xf
     linalg.yield %r : f32
   } -> tensor<4x8xf32>
   return %u, %v : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// A softmax's gradient over rows of 4: g = p * dp, then
+// dl = (dp - sum_j g[i, j]) * p reads g at each of the row's positions.
+// Counting operands, recomputing g there would make the consumer read 3
+// whole operands (dp, p, and p and dp again): g is stored. With
+// shared-reads-once the values both read count once (2): one op, g
+// recomputed at each position.
+// CHECK-LABEL:   func.func @softmax_grad
+//    COUNTED:      %[[G:.*]] = linalg.generic
+//    COUNTED:      linalg.generic {{.*}} ins(%arg1, %arg0, %[[G]], %[[G]], %[[G]], %[[G]] :
+//     SHARED:      linalg.generic
+// SHARED-NOT:      linalg.generic
+//      CHECK:      return
+func.func @softmax_grad(%p: tensor<2x4xf32>, %dp: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %e = tensor.empty() : tensor<2x4xf32>
+  %g = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %dp : tensor<2x4xf32>, tensor<2x4xf32>) outs(%e : tensor<2x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.mulf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4xf32>
+  %dl = linalg.generic {indexing_maps = [#id, #id, affine_map<(i, j) -> (i, 0)>, affine_map<(i, j) -> (i, 1)>, affine_map<(i, j) -> (i, 2)>, affine_map<(i, j) -> (i, 3)>, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%dp, %p, %g, %g, %g, %g : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) outs(%e : tensor<2x4xf32>) {
+  ^bb0(%d: f32, %q: f32, %g0: f32, %g1: f32, %g2: f32, %g3: f32, %out: f32):
+    %s0 = arith.addf %g0, %g1 : f32
+    %s1 = arith.addf %s0, %g2 : f32
+    %s2 = arith.addf %s1, %g3 : f32
+    %t = arith.subf %d, %s2 : f32
+    %r = arith.mulf %t, %q : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4xf32>
+  return %dl : tensor<2x4xf32>
 }

@@ -60,7 +60,10 @@ FailureOr<SmallVector<MemRefType>> getEntrySignature(Operation *fn);
 /// On tensors: fuses elementwise producers into elementwise consumers, and
 /// recomputes a small elementwise producer in each of its users when they
 /// are all elementwise, so that it is never stored.
-LogicalResult fuseElementwiseOps(FunctionOpInterface function);
+/// With \p sharedReadsOnce (the cuda target), a value both the producer
+/// and the consumer read whole counts once against kMaxRecomputedReads.
+LogicalResult fuseElementwiseOps(FunctionOpInterface function,
+                                 bool sharedReadsOnce = false);
 
 /// On tensors, before bufferization: each function result marked
 /// `mix.updates = i` is materialized in argument i's buffer and dropped

@@ -71,7 +71,17 @@ def MixFuseElementwisePass
     pass) summed all of them again, up to 9 full reads a loop in the small
     dense model; with it the sum is stored (14 MiB more at the peak of the
     small dense model's step, 18 ms less of loops a step).
+
+    With `shared-reads-once` (the cuda target) a value that both the
+    producer and the consumer read whole counts once: a softmax's gradient
+    recomputes the producer p * dp at each of a row's positions from the p
+    and dp it reads anyway, one kernel where two were (the CPU pipeline
+    keeps the bound measured above).
   }];
+  let options = [
+    Option<"sharedReadsOnce", "shared-reads-once", "bool", /*default=*/"false",
+           "Count a value read whole by both producer and consumer once">,
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 

@@ -93,9 +93,12 @@ struct BufferizePipelineOptions {
   /// mix-transposed-operands also folds transposes into the generic ops
   /// that read them (the cuda target).
   bool transposedGenericOperands = false;
+  /// mix-fuse-elementwise counts a value that producer and consumer both
+  /// read whole once (the cuda target).
+  bool sharedReadsOnce = false;
 
   /// The cuda target's choices.
-  static BufferizePipelineOptions forCUDA() { return {false, true}; }
+  static BufferizePipelineOptions forCUDA() { return {false, true, true}; }
 };
 void buildBufferizePipeline(OpPassManager &pm,
                             const BufferizePipelineOptions &options = {});
