@@ -348,13 +348,20 @@ Value blockReduce(OpBuilder &b, Location loc, const Reduction &r, Value partial,
   return partial;
 }
 
-/// The innermost loop reduces: a block an output element.
+/// The innermost loop reduces: a block an output element. A sum to one
+/// scalar (one block) takes kMaxBlock threads however few the elements:
+/// idle threads cost it nothing, and it can then share a launch with an
+/// independent neighbour of that block size (mix-merge-independent-kernels
+/// merges different block sizes only where the smaller synchronizes
+/// nothing): a balance loss's last sum rides in the next LayerNorm's.
 void lowerRows(const Reduction &r) {
   linalg::GenericOp op = r.op;
   Location loc = op.getLoc();
   OpBuilder b(op);
   int64_t threads =
-      std::min<int64_t>(kMaxBlock, llvm::divideCeil(r.length, kWarp) * kWarp);
+      r.rows == 1 ? kMaxBlock
+                  : std::min<int64_t>(
+                        kMaxBlock, llvm::divideCeil(r.length, kWarp) * kWarp);
   int64_t warps = threads / kWarp;
   Type type = r.folded.getType();
   SmallVector<Type> shared;

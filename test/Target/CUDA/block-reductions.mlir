@@ -76,6 +76,23 @@ func.func @one_warp(%a: memref<2x32xf32>, %out: memref<2xf32>) {
   return
 }
 
+// A sum of 64 values to one scalar: one block, of 256 threads however few
+// the values (merged into an independent neighbour's launch of that size
+// later), 8 warps' values in workgroup memory.
+// CHECK-LABEL: func.func @to_scalar
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-DAG:     %[[THREADS:.*]] = arith.constant 256 : index
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %[[ONE]], {{.*}} threads({{.*}}) in (%{{.*}} = %[[THREADS]], {{.*}} workgroup(%{{.*}} : memref<8xf32, #gpu.address_space<workgroup>>)
+func.func @to_scalar(%a: memref<64xf32>, %out: memref<f32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+      ins(%a : memref<64xf32>) outs(%out : memref<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
 // Left alone: a float sum that may not be reassociated, fewer than 32
 // elements a row, a 64-bit element.
 // CHECK-LABEL: func.func @left_alone
