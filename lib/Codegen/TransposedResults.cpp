@@ -468,10 +468,22 @@ static memref::AllocOp splitLiveRange(memref::AllocOp alloc, Operation *first,
   // The uses to move: direct ones in the range, and those of views made
   // outside it (to be made again at the range's start). A view made in the
   // range must be used only there.
+  auto isView = [](Operation *op) {
+    return isa<ViewLikeOpInterface, memref::TransposeOp>(op);
+  };
   std::function<bool(Value)> usedInside = [&](Value view) {
     return llvm::all_of(view.getUsers(), [&](Operation *user) {
-      return inside(user) && (!isa<ViewLikeOpInterface>(user) ||
-                              llvm::all_of(user->getResults(), usedInside));
+      return inside(user) &&
+             (!isView(user) || llvm::all_of(user->getResults(), usedInside));
+    });
+  };
+  // Whether a view made outside the range is used in it through another
+  // view made outside it (a chain this does not make again).
+  std::function<bool(Value)> reachesInside = [&](Value view) {
+    return llvm::any_of(view.getUsers(), [&](Operation *user) {
+      Operation *inBlock = block->findAncestorOpInBlock(*user);
+      return !inBlock || inside(inBlock) ||
+             (isView(user) && llvm::any_of(user->getResults(), reachesInside));
     });
   };
   SmallVector<OpOperand *> direct;
@@ -480,7 +492,7 @@ static memref::AllocOp splitLiveRange(memref::AllocOp alloc, Operation *first,
     Operation *user = use.getOwner();
     if (user->getBlock() != block)
       return nullptr;
-    bool view = isa<ViewLikeOpInterface>(user);
+    bool view = isView(user);
     if (inside(user)) {
       if (view && !llvm::all_of(user->getResults(), usedInside))
         return nullptr;
@@ -494,9 +506,13 @@ static memref::AllocOp splitLiveRange(memref::AllocOp alloc, Operation *first,
       Operation *viewUser = viewUse.getOwner();
       if (viewUser->getBlock() != block)
         return nullptr;
-      if (!inside(viewUser))
+      if (!inside(viewUser)) {
+        if (isView(viewUser) &&
+            llvm::any_of(viewUser->getResults(), reachesInside))
+          return nullptr;
         continue;
-      if (isa<ViewLikeOpInterface>(viewUser))
+      }
+      if (isView(viewUser))
         return nullptr;
       uses.push_back(&viewUse);
     }
