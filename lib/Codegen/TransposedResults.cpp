@@ -65,26 +65,37 @@ static bool computedBefore(memref::AllocOp alloc, Operation *copy,
   return true;
 }
 
+/// \p source expanded to \p shape by \p reassociation; null where its
+/// strides do not allow it.
+static Value expandOrNull(OpBuilder &b, Location loc, Value source,
+                          ArrayRef<int64_t> shape,
+                          ArrayRef<ReassociationIndices> reassociation) {
+  if (failed(memref::ExpandShapeOp::computeExpandedType(
+          cast<MemRefType>(source.getType()), shape, reassociation)))
+    return nullptr;
+  return memref::ExpandShapeOp::create(b, loc, shape, source, reassociation);
+}
+
+/// \p source collapsed by \p reassociation; null where its strides do not
+/// allow it.
+static Value collapseOrNull(OpBuilder &b, Location loc, Value source,
+                            ArrayRef<ReassociationIndices> reassociation) {
+  if (!memref::CollapseShapeOp::isGuaranteedCollapsible(
+          cast<MemRefType>(source.getType()), reassociation))
+    return nullptr;
+  return memref::CollapseShapeOp::create(b, loc, source, reassociation);
+}
+
 /// \p view of shape \p shape reshaped by the inverse of \p reshape (a
 /// collapse becomes an expansion and back); null where the strides do not
 /// allow it.
 static Value invertReshape(OpBuilder &b, Operation *reshape, Value view) {
-  auto type = cast<MemRefType>(view.getType());
   Location loc = reshape->getLoc();
-  if (auto collapse = dyn_cast<memref::CollapseShapeOp>(reshape)) {
-    ArrayRef<int64_t> shape = collapse.getSrcType().getShape();
-    if (failed(memref::ExpandShapeOp::computeExpandedType(
-            type, shape, collapse.getReassociationIndices())))
-      return nullptr;
-    return memref::ExpandShapeOp::create(b, loc, shape, view,
-                                         collapse.getReassociationIndices());
-  }
+  if (auto collapse = dyn_cast<memref::CollapseShapeOp>(reshape))
+    return expandOrNull(b, loc, view, collapse.getSrcType().getShape(),
+                        collapse.getReassociationIndices());
   auto expand = cast<memref::ExpandShapeOp>(reshape);
-  if (!memref::CollapseShapeOp::isGuaranteedCollapsible(
-          type, expand.getReassociationIndices()))
-    return nullptr;
-  return memref::CollapseShapeOp::create(b, loc, view,
-                                         expand.getReassociationIndices());
+  return collapseOrNull(b, loc, view, expand.getReassociationIndices());
 }
 
 /// The deallocation of \p alloc in its block: null when there is none,
@@ -119,23 +130,12 @@ static bool permutesWithinRuns(ArrayRef<int64_t> perm,
 /// \p source, a view of the same shape in another layout; null where the
 /// strides do not allow it.
 static Value remakeView(OpBuilder &b, Operation *view, Value source) {
-  auto type = cast<MemRefType>(source.getType());
   Location loc = view->getLoc();
-  if (auto collapse = dyn_cast<memref::CollapseShapeOp>(view)) {
-    if (!memref::CollapseShapeOp::isGuaranteedCollapsible(
-            type, collapse.getReassociationIndices()))
-      return nullptr;
-    return memref::CollapseShapeOp::create(b, loc, source,
-                                           collapse.getReassociationIndices());
-  }
-  if (auto expand = dyn_cast<memref::ExpandShapeOp>(view)) {
-    ArrayRef<int64_t> shape = expand.getResultType().getShape();
-    if (failed(memref::ExpandShapeOp::computeExpandedType(
-            type, shape, expand.getReassociationIndices())))
-      return nullptr;
-    return memref::ExpandShapeOp::create(b, loc, shape, source,
-                                         expand.getReassociationIndices());
-  }
+  if (auto collapse = dyn_cast<memref::CollapseShapeOp>(view))
+    return collapseOrNull(b, loc, source, collapse.getReassociationIndices());
+  if (auto expand = dyn_cast<memref::ExpandShapeOp>(view))
+    return expandOrNull(b, loc, source, expand.getResultType().getShape(),
+                        expand.getReassociationIndices());
   if (auto transpose = dyn_cast<memref::TransposeOp>(view))
     return memref::TransposeOp::create(b, loc, source,
                                        transpose.getPermutationAttr());
