@@ -254,7 +254,7 @@ void mlir::mix::buildCUDAKernelsPipeline(
   pm.addNestedPass<func::FuncOp>(createMixMultiTensorKernelsPass());
   pm.addNestedPass<func::FuncOp>(createMixInlineScalarProducersPass());
   pm.addNestedPass<func::FuncOp>(createMixFuseElementwiseKernelsPass());
-  pm.addNestedPass<func::FuncOp>(createMixBlockReductionsPass());
+  pm.addPass(createMixBlockReductionsPass());
   pm.addPass(createMixLaunchSerialOpsPass());
   addUpstreamPasses(pm, "convert-linalg-to-parallel-loops");
   pm.addPass(createMixParallelLoopsToGPUPass());

@@ -407,9 +407,9 @@ void lowerRows(const Reduction &r) {
 /// `splits` blocks in z when the tiles alone leave the device idle. Each
 /// block's groups combine through workgroup memory; with one split, group
 /// 0 folds the column's value into the output, else into a partial buffer
-/// [splits][other output elements][columns] that a second launch (a
-/// thread an output element) folds into the output.
-void lowerColumns(const Reduction &r) {
+/// [splits][other output elements][columns] that the last block to finish
+/// folds into the output, its threads striding over the output elements.
+void lowerColumns(const Reduction &r, ModuleOp module) {
   linalg::GenericOp op = r.op;
   Location loc = op.getLoc();
   OpBuilder b(op);
@@ -428,12 +428,14 @@ void lowerColumns(const Reduction &r) {
   splits = llvm::divideCeil(r.length, chunk); // no empty split
 
   Value partials;
-  if (splits > 1)
+  SmallVector<Type> shared{workgroupBuffer({kColumnGroups, kWarp}, type)};
+  if (splits > 1) {
     partials =
         allocOnDevice(b, loc, MemRefType::get({splits, others, columns}, type));
-  gpu::LaunchOp launch =
-      createLaunch(b, loc, {tiles, others, splits}, {kWarp, kColumnGroups, 1},
-                   workgroupBuffer({kColumnGroups, kWarp}, type));
+    shared.push_back(workgroupBuffer({1}, b.getI32Type()));
+  }
+  gpu::LaunchOp launch = createLaunch(b, loc, {tiles, others, splits},
+                                      {kWarp, kColumnGroups, 1}, shared);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(&launch.getBody().front().back());
@@ -494,37 +496,45 @@ void lowerColumns(const Reduction &r) {
                                        ValueRange{fold.getInductionVar(), tx});
       scf::YieldOp::create(b, loc, combine(b, r, fold.getRegionIterArg(0), v));
     }
-    if (splits == 1)
+    if (splits == 1) {
       foldIntoOutput(b, loc, r, ivs, fold.getResult(0));
-    else
+    } else {
       memref::StoreOp::create(
           b, loc, fold.getResult(0), partials,
           ValueRange{split, launch.getBlockIds().y, column});
+      // The last block folds the splits' partial values, its threads
+      // striding over the output elements.
+      b.setInsertionPoint(&launch.getBody().front().back());
+      Value counter = createBlockCounter(b, loc, module, "__mix_blocks_done");
+      createLastBlockSection(b, loc, launch, counter,
+                             launch.getWorkgroupAttributions()[1],
+                             tiles * others * splits);
+      Value tid = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, ty, c(kWarp)), tx);
+      auto each = scf::ForOp::create(b, loc, tid, c(others * columns),
+                                     c(kWarp * kColumnGroups));
+      b.setInsertionPoint(each.getBody()->getTerminator());
+      Value flat = each.getInductionVar();
+      Value outColumn = arith::RemUIOp::create(b, loc, flat, c(columns));
+      Value other = arith::DivUIOp::create(b, loc, flat, c(columns));
+      SmallVector<Value> at(r.sizes.size());
+      delinearize(b, loc, other, r, otherDims, at);
+      at[columnDim] = outColumn;
+      auto loop = scf::ForOp::create(b, loc, c(0), c(splits), c(1),
+                                     ValueRange{identity});
+      {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(loop.getBody());
+        Value v = memref::LoadOp::create(
+            b, loc, partials,
+            ValueRange{loop.getInductionVar(), other, outColumn});
+        scf::YieldOp::create(b, loc,
+                             combine(b, r, loop.getRegionIterArg(0), v));
+      }
+      foldIntoOutput(b, loc, r, at, loop.getResult(0));
+    }
   }
   if (splits > 1) {
-    // A thread an output element folds the splits' partial values.
-    b.setInsertionPoint(op);
-    OpBuilder::InsertionGuard guard(b);
-    Value flat = createGuardedFlatLaunch(b, loc, others * columns);
-    auto c = [&](int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(b, loc, v);
-    };
-    Value column = arith::RemUIOp::create(b, loc, flat, c(columns));
-    Value other = arith::DivUIOp::create(b, loc, flat, c(columns));
-    SmallVector<Value> ivs(r.sizes.size());
-    delinearize(b, loc, other, r, otherDims, ivs);
-    ivs[columnDim] = column;
-    auto loop = scf::ForOp::create(
-        b, loc, c(0), c(splits), c(1),
-        ValueRange{arith::getIdentityValue(r.kind, type, b, loc)});
-    {
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value v = memref::LoadOp::create(
-          b, loc, partials, ValueRange{loop.getInductionVar(), other, column});
-      scf::YieldOp::create(b, loc, combine(b, r, loop.getRegionIterArg(0), v));
-    }
-    foldIntoOutput(b, loc, r, ivs, loop.getResult(0));
     b.setInsertionPoint(op);
     deallocOnDevice(b, loc, partials);
   }
@@ -735,8 +745,13 @@ void lowerSiblings(const Siblings &s) {
 struct MixBlockReductionsPass
     : mlir::mix::impl::MixBlockReductionsPassBase<MixBlockReductionsPass> {
   void runOnOperation() override {
+    getOperation().walk([&](func::FuncOp fn) { runOnFunction(fn); });
+  }
+
+  void runOnFunction(func::FuncOp fn) {
+    ModuleOp module = getOperation();
     SmallVector<Reduction> found;
-    getOperation().walk([&](linalg::GenericOp op) {
+    fn.walk([&](linalg::GenericOp op) {
       if (op->getParentOfType<gpu::LaunchOp>())
         return;
       if (std::optional<Reduction> r = match(op))
@@ -763,7 +778,7 @@ struct MixBlockReductionsPass
     for (auto [r, done] : llvm::zip(found, paired)) {
       if (done)
         continue;
-      r.columns ? lowerColumns(r) : lowerRows(r);
+      r.columns ? lowerColumns(r, module) : lowerRows(r);
       if (r.identityFill)
         r.identityFill.erase();
     }

@@ -13,6 +13,9 @@
 //             for its columns (the weight's and bias's gradients), written
 //             as a partial a chunk; a second launch folds the chunks in a
 //             fixed order (no atomics: deterministic).
+// Elementwise neighbours ride along: the residual add that writes the
+// forward pass's input, the residual gradient's add that reads dinput, and
+// the sum that writes dresult (a mixture layer's two input gradients).
 // The arithmetic is in the order of the decomposed form (PrimitiveBuilder::
 // layerNorm and its autodiff), in f32.
 //
@@ -82,16 +85,16 @@ SmallVector<Operation *> getAllocation(Operation *alloc) {
   return group;
 }
 
-/// The elementwise operation that writes \p op's input just before it (a
-/// residual add): a `linalg.generic` whose loops are all parallel, whose
-/// operands all have the input's shape with identity maps, whose one
-/// output is the input buffer, and with nothing in between that touches
-/// the input or the operation's operands but their deallocations, which
-/// go to \p toMove (to be moved after the LayerNorm). Null if there is
-/// none.
-linalg::GenericOp findInputProducer(FusedLayerNormBuffersOp op,
+/// The elementwise operation that writes \p input, which \p op reads,
+/// just before it (the forward pass's residual add; the backward pass's sum
+/// of a mixture layer's two input gradients): a `linalg.generic` whose
+/// loops are all parallel, whose operands all have the input's shape with
+/// identity maps, whose one output is the input buffer, and with nothing
+/// in between that touches the input or the operation's operands but
+/// their deallocations, which go to \p toMove (to be moved after the
+/// LayerNorm). Null if there is none.
+linalg::GenericOp findInputProducer(Operation *op, Value input,
                                     SmallVectorImpl<Operation *> &toMove) {
-  Value input = op.getInput();
   Value root = getBufferRoot(input);
   auto generic =
       dyn_cast_or_null<linalg::GenericOp>(findPreviousWriter(op, input));
@@ -137,6 +140,19 @@ linalg::GenericOp findInputProducer(FusedLayerNormBuffersOp op,
   return generic;
 }
 
+/// The element (\p row, \p i) of what \p producer (findInputProducer)
+/// writes, computed from its \p operands (viewed as rows).
+Value produceAt(Emitter &e, linalg::GenericOp producer,
+                ArrayRef<Value> operands, Value row, Value i) {
+  IRMapping map;
+  Block *body = &producer.getRegion().front();
+  for (auto [arg, in] : llvm::zip(body->getArguments(), operands))
+    map.map(arg, e.load(in, {row, i}));
+  for (Operation &inner : body->without_terminator())
+    e.b.clone(inner, map);
+  return map.lookupOrDefault(body->getTerminator()->getOperand(0));
+}
+
 void lowerForward(FusedLayerNormBuffersOp op) {
   OpBuilder builder(op);
   Emitter e{builder, op.getLoc()};
@@ -149,7 +165,8 @@ void lowerForward(FusedLayerNormBuffersOp op) {
   // pass computes the input from the producer's operands and stores it
   // (what follows reads it), the others compute it again from them.
   SmallVector<Operation *> deallocations;
-  linalg::GenericOp producer = findInputProducer(op, deallocations);
+  linalg::GenericOp producer =
+      findInputProducer(op, op.getInput(), deallocations);
   // Its operands freed before the LayerNorm are freed after it.
   Operation *after = op;
   for (Operation *d : deallocations) {
@@ -161,15 +178,8 @@ void lowerForward(FusedLayerNormBuffersOp op) {
     for (Value in : producer.getDpsInputs())
       operands.push_back(e.viewAs(in, 2));
   auto inputAt = [&](Value row, Value i) -> Value {
-    if (!producer)
-      return e.load(x, {row, i});
-    IRMapping map;
-    Block *body = &producer.getRegion().front();
-    for (auto [arg, in] : llvm::zip(body->getArguments(), operands))
-      map.map(arg, e.load(in, {row, i}));
-    for (Operation &inner : body->without_terminator())
-      builder.clone(inner, map);
-    return map.lookupOrDefault(body->getTerminator()->getOperand(0));
+    return producer ? produceAt(e, producer, operands, row, i)
+                    : e.load(x, {row, i});
   };
 
   gpu::LaunchOp launch = createRowLaunch(builder, e.loc, rows);
@@ -305,6 +315,77 @@ linalg::GenericOp findDinputConsumer(FusedLayerNormGradBuffersOp op) {
   return consumer;
 }
 
+/// Whether every element of \p root's buffer is written, none read, by
+/// \p op: a fill of all of it, or an elementwise `linalg.generic` with
+/// identity maps that writes all of it and reads neither it (payload or
+/// inputs) nor any other view of it.
+bool overwritesWhole(Operation *op, Value root) {
+  auto whole = [&](Value v) {
+    return getBufferRoot(v) == root && sameElements(v, root);
+  };
+  if (auto fill = dyn_cast<linalg::FillOp>(op))
+    return whole(fill.getDpsInits()[0]);
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || !generic.hasPureBufferSemantics() ||
+      generic.getNumLoops() != generic.getNumParallelLoops() ||
+      !llvm::all_of(generic.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }) ||
+      llvm::any_of(generic.getDpsInputs(),
+                   [&](Value v) { return getBufferRoot(v) == root; }))
+    return false;
+  bool writes = false;
+  for (OpOperand &init : generic.getDpsInitsMutable()) {
+    if (getBufferRoot(init.get()) != root)
+      continue;
+    if (!whole(init.get()) || generic.payloadUsesValueFromOperand(&init))
+      return false;
+    writes = true;
+  }
+  return writes;
+}
+
+/// The elementwise operation that writes \p op's dresult just before it, if
+/// the kernel can compute dresult from its operands where it reads it (a
+/// mixture layer's sum of its gate's and its experts' input gradients): as
+/// findInputProducer finds the forward pass's residual add, and besides,
+/// dresult read by \p op alone: its buffer (an allocation) is next written
+/// whole without being read (by \p consumer, the kernel's dinput consumer,
+/// updating it in place; by a fill; by an elementwise op), or freed, or
+/// never accessed again. The deallocations to move after \p op go to
+/// \p toMove. Null if there is none.
+linalg::GenericOp findDresultProducer(FusedLayerNormGradBuffersOp op,
+                                      linalg::GenericOp consumer,
+                                      SmallVectorImpl<Operation *> &toMove) {
+  Value root = getBufferRoot(op.getDresult());
+  if (!isa_and_nonnull<memref::AllocOp, gpu::AllocOp>(root.getDefiningOp()))
+    return nullptr;
+  SmallVector<Operation *> moved;
+  linalg::GenericOp producer = findInputProducer(op, op.getDresult(), moved);
+  if (!producer || producer.getNumDpsInits() != 1)
+    return nullptr;
+  // The kernel reads the producer's operands where it read dresult: the
+  // consumer's stores must not reach them.
+  if (consumer)
+    for (Value out : consumer.getDpsInits())
+      for (Value in : producer.getDpsInputs())
+        if (getBufferRoot(out) == getBufferRoot(in))
+          return nullptr;
+  for (Operation *next = op->getNextNode(); next; next = next->getNextNode()) {
+    if (isa<ViewLikeOpInterface>(next) || isMemoryEffectFree(next) ||
+        leavesBufferAlone(next, root))
+      continue;
+    if (!getDeallocation(next, {root}).empty())
+      break;
+    if ((next == consumer.getOperation() || isa<linalg::FillOp>(next) ||
+         isa<linalg::GenericOp>(next)) &&
+        overwritesWhole(next, root))
+      break;
+    return nullptr;
+  }
+  llvm::append_range(toMove, moved);
+  return producer;
+}
+
 void lowerBackward(FusedLayerNormGradBuffersOp op,
                    SmallVectorImpl<Operation *> &dinputToErase) {
   OpBuilder builder(op);
@@ -321,6 +402,25 @@ void lowerBackward(FusedLayerNormGradBuffersOp op,
   // dinput's consumer (the residual gradient's add) runs in the kernel's
   // store: its output is written instead of dinput, which is not.
   linalg::GenericOp consumer = findDinputConsumer(op);
+  // dresult's producer (the sum of a mixture layer's input gradients) runs
+  // where the kernel reads dresult, which nothing else reads: the
+  // producer's operands are read instead, and it goes. Its operands freed
+  // before the LayerNorm are freed after it.
+  SmallVector<Operation *> deallocations;
+  linalg::GenericOp producer = findDresultProducer(op, consumer, deallocations);
+  Operation *after = op;
+  for (Operation *d : deallocations) {
+    d->moveAfter(after);
+    after = d;
+  }
+  SmallVector<Value> producerOperands;
+  if (producer)
+    for (Value in : producer.getDpsInputs())
+      producerOperands.push_back(e.viewAs(in, 2));
+  auto dyAt = [&](Value row, Value i) -> Value {
+    return producer ? produceAt(e, producer, producerOperands, row, i)
+                    : e.load(dy, {row, i});
+  };
   SmallVector<Value> dx;
   if (consumer)
     for (Value out : consumer.getDpsInits())
@@ -373,7 +473,7 @@ void lowerBackward(FusedLayerNormGradBuffersOp op,
         e.loop(first, last, e.idx(1), zeros, [&](Value row, ValueRange acc) {
           Value mean = e.load(means, {row}), rstd = e.load(rstds, {row});
           auto gAt = [&](Value i) {
-            return e.mulf(e.load(dy, {row, i}), e.load(w, {i}));
+            return e.mulf(dyAt(row, i), e.load(w, {i}));
           };
           SmallVector<Value> shares =
               e.loop(tid, e.idx(width), e.idx(kBlock), {e.f32(0.0), e.f32(0.0)},
@@ -399,7 +499,7 @@ void lowerBackward(FusedLayerNormGradBuffersOp op,
               builder.setInsertionPointToStart(inside.thenBlock());
               // dresult's element is read before dinput's store, which
               // may overwrite it (a residual gradient updated in place).
-              Value g = e.load(dy, {row, i});
+              Value g = dyAt(row, i);
               Value xhat = xhatAt(row, i, mean, rstd);
               Value centred = e.subf(e.mulf(g, e.load(w, {i})), meanG);
               Value d = e.subf(centred, e.mulf(xhat, meanGX));
@@ -449,6 +549,8 @@ void lowerBackward(FusedLayerNormGradBuffersOp op,
   }
   deallocOnDevice(builder, e.loc, partialW);
   deallocOnDevice(builder, e.loc, partialB);
+  if (producer)
+    producer.erase();
   if (consumer) {
     // dinput is never written now: its buffer goes, with the waits of its
     // allocation and deallocation on the device.

@@ -1,4 +1,5 @@
-// RUN: mix-opt %s --pass-pipeline='builtin.module(func.func(mix-block-reductions))' | FileCheck %s
+// RUN: mix-opt %s --mix-block-reductions | FileCheck %s
+// RUN: mix-opt %s --mix-block-reductions | FileCheck %s --check-prefix=GLOBALS
 
 // mix-block-reductions: a reduction with enough elements and a combiner it
 // can split becomes a launch with a block of threads a row (the innermost
@@ -147,17 +148,45 @@ func.func @column_sums(%a: memref<100x40xf32>, %out: memref<40xf32>) {
 
 // 4096 rows of 2 columns: one tile, so the rows are split over 32 blocks
 // (4096 / (8 x 16): each group keeps 16 rows) into a partial buffer of 32
-// x 1 x 2, which a second launch (a thread a column) folds into the
-// output before the buffer is freed.
+// x 1 x 2, which the last block to finish folds into the output in the same
+// launch: each block fences its partial values (release), synchronizes,
+// and its thread 0 fences again and takes a ticket from a
+// zero-initialised counter; the
+// block with ticket 31 fences (acquire), its threads fold the 32 partial
+// values of each column in order, and thread 0 sets the counter back to 0.
+// The buffer is freed after the launch.
 // CHECK-LABEL: func.func @split_columns
 // CHECK:         %{{.*}}, %{{.*}} = gpu.alloc async [%{{.*}}] () : memref<32x1x2xf32>
-// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c32{{.*}})
-// CHECK:           memref.store %{{.*}}, %{{.*}} : memref<32x1x2xf32>
-// CHECK:         gpu.launch
-// CHECK:           scf.for
-// CHECK:             memref.load %{{.*}} : memref<32x1x2xf32>
-// CHECK:           memref.store %{{.*}} : memref<2xf32>
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c32{{.*}}) {{.*}} workgroup({{.*}}, %[[FLAG:.*]] : memref<1xi32, #gpu.address_space<workgroup>>)
+// CHECK:           memref.store %{{.*}} : memref<32x1x2xf32>
+// CHECK:           %[[COUNTER:.*]] = memref.get_global @__mix_blocks_done : memref<1xi32>
+// CHECK:           llvm.fence syncscope("device") release
+// CHECK-NEXT:      gpu.barrier
+// CHECK-NEXT:      scf.if %[[FIRST:.*]] {
+// CHECK-NEXT:        llvm.fence syncscope("device") release
+// CHECK:             %[[TICKET:.*]] = memref.atomic_rmw addi %{{.*}}, %[[COUNTER]][%{{.*}}]
+// CHECK:             %[[LAST:.*]] = arith.cmpi eq, %[[TICKET]], %c31_i32
+// CHECK:             %[[EXT:.*]] = arith.extui %[[LAST]]
+// CHECK:             memref.store %[[EXT]], %[[FLAG]]
+// CHECK:           gpu.barrier
+// CHECK:           %[[READ:.*]] = memref.load %[[FLAG]]
+// CHECK:           %[[ENTER:.*]] = arith.cmpi ne, %[[READ]]
+// CHECK:           scf.if %[[ENTER]] {
+// CHECK-NEXT:        llvm.fence syncscope("device") acquire
+// CHECK:             scf.for %{{.*}} = %{{.*}} to %c2{{.*}} step %c256
+// CHECK:               scf.for %{{.*}} = %c0{{.*}} to %c32{{.*}} step %c1
+// CHECK:                 memref.load %{{.*}} : memref<32x1x2xf32>
+// CHECK:               memref.store %{{.*}} : memref<2xf32>
+// CHECK:             scf.if %[[FIRST]] {
+// CHECK:               memref.store %c0_i32{{.*}}, %[[COUNTER]]
+// CHECK-NOT:     gpu.launch
 // CHECK:         gpu.dealloc async
+// The counter is a global of the module, one a split launch (the names
+// made unique).
+// GLOBALS:     memref.global "private" @__mix_blocks_done : memref<1xi32> = dense<0>
+// GLOBALS-NOT: memref.global
+// GLOBALS:     func.func @split_columns
+// GLOBALS:       memref.get_global @__mix_blocks_done :
 func.func @split_columns(%a: memref<4096x2xf32>, %out: memref<2xf32>) {
   linalg.generic {indexing_maps = [#rows, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
       ins(%a : memref<4096x2xf32>) outs(%out : memref<2xf32>) {

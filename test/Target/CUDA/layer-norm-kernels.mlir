@@ -97,3 +97,33 @@
 // CHECK: memref.store %{{.*}}, %[[DY]]
 // CHECK-NOT: linalg.generic
 // CHECK: return
+// The incoming gradient the sum of two that nothing else reads: the kernel
+// reads the two where it read the sum (in both passes over a row), the
+// sum's launch goes, and the temporary freed in between is freed after the
+// kernel; the residual gradient's add still updates the sum's buffer in
+// place.
+// CHECK-LABEL: func.func @grad_sum
+// CHECK: %[[G2:.*]] = memref.alloc() : memref<201x300xf32>
+// CHECK: memref.copy %arg5, %[[G2]]
+// CHECK: %[[S:.*]] = memref.alloc() : memref<201x300xf32>
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: memref.dealloc %[[G2]]
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c201,
+// CHECK: memref.load %arg4
+// CHECK: memref.load %[[G2]]
+// CHECK: arith.addf
+// CHECK: memref.load %arg4
+// CHECK: memref.load %[[G2]]
+// CHECK: arith.addf
+// CHECK: memref.store %{{.*}}, %[[S]]
+// CHECK: gpu.terminator
+// CHECK: memref.dealloc %[[G2]]
+// CHECK-NOT: linalg.generic
+// CHECK: return
+// The sum read again after the LayerNorm stays, and the kernel reads it.
+// CHECK-LABEL: func.func @grad_sum_kept
+// CHECK: %[[S:.*]] = memref.alloc() : memref<201x300xf32>
+// CHECK: linalg.generic
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c201,
+// CHECK: memref.load %[[S]]
+// CHECK: return

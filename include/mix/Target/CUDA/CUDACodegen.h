@@ -135,6 +135,27 @@ MemRefType workgroupBuffer(ArrayRef<int64_t> shape, Type type);
 /// The type of a launch's per-thread (private) buffer.
 MemRefType privateBuffer(ArrayRef<int64_t> shape, Type type);
 
+/// The last block of a launch to finish does what needs every block's
+/// results (a split reduction's fold of its partial values), in the same
+/// launch rather than a second one. The blocks count themselves on a
+/// counter in device memory: a zero-initialised `memref<1xi32>` global of
+/// \p module named \p prefix (made unique), which the last block sets back
+/// to zero for the next launch. Returns the counter's `memref.get_global`,
+/// made at \p b's point (inside the launch).
+Value createBlockCounter(OpBuilder &b, Location loc, ModuleOp module,
+                         StringRef prefix);
+
+/// At \p b's point in \p launch's body, which every thread reaches after
+/// storing what its block leaves for the last one: fences those stores at
+/// device scope, synchronizes the block, takes thread 0's ticket from
+/// \p counter and broadcasts through \p flag (a workgroup `memref<1xi32>`)
+/// whether it is the last of the launch's \p blocks blocks; then an
+/// `scf.if` that only the last block enters, whose body begins with an
+/// acquire fence and ends with thread 0 resetting the counter. Sets \p b
+/// inside that body, after the fence. Each block must take one ticket.
+void createLastBlockSection(OpBuilder &b, Location loc, gpu::LaunchOp launch,
+                            Value counter, Value flag, int64_t blocks);
+
 /// Threads a block of a flat launch.
 constexpr int64_t kFlatBlockSize = 256;
 

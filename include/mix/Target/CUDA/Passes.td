@@ -370,19 +370,30 @@ def MixRoundIntoProducersPass
 
 def MixLayerNormKernelsPass
     : Pass<"mix-layer-norm-kernels", "::mlir::func::FuncOp"> {
-  let summary = "A LayerNorm in one kernel forward, three backward";
+  let summary = "A LayerNorm in one kernel forward, two backward";
   let description = [{
     Lowers `mix.fused_layer_norm_buffers` and
     `mix.fused_layer_norm_grad_buffers`:
       * forward: a block of 256 threads a row sums the row, then its
         centred squares (block reductions: warp shuffles, workgroup
         memory), then writes every element normalized, scaled and
-        shifted, and the row's mean and 1/std;
-      * backward, dinput: a block a row, from the saved statistics and the
-        row's sums of g = dresult * weight and of g * xhat;
-      * backward, dweight and dbias: a thread a column sums dresult * xhat
-        and dresult over a chunk of rows (up to 128 chunks), and a second
-        launch adds the chunks' partial sums in a fixed order.
+        shifted, and the row's mean and 1/std. An elementwise op that
+        writes the input just before (a residual add, identity maps, its
+        operands in other buffers) runs in the kernel: the first pass
+        stores the input it computes, the others compute it again;
+      * backward: a block a chunk of rows (at most 1024 chunks), row after
+        row: dinput from the saved statistics and the row's sums of g =
+        dresult * weight and of g * xhat, and each thread's columns' sums
+        of dresult * xhat and dresult over the chunk, written as partial
+        sums that a second launch adds in a fixed order (dweight, dbias).
+        The elementwise op that consumes dinput (the residual gradient's
+        add) runs in the kernel's store of it, and dinput's buffer goes;
+        the elementwise op that writes dresult just before (a mixture
+        layer's sum of its gate's and its experts' input gradients) runs
+        where the kernel reads dresult, when nothing else reads dresult
+        (its buffer is next overwritten whole, freed, or never accessed):
+        the op goes, and its operands freed in between are freed after the
+        kernel.
     No atomics: every result is the same bits every run.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
@@ -455,7 +466,7 @@ def MixCrossEntropyKernelsPass
 }
 
 def MixBlockReductionsPass
-    : Pass<"mix-block-reductions", "::mlir::func::FuncOp"> {
+    : Pass<"mix-block-reductions", "::mlir::ModuleOp"> {
   let summary = "Reduce with blocks of threads: rows and columns";
   let description = [{
     A `linalg.generic` on buffers with one output indexed by its parallel
@@ -480,8 +491,17 @@ def MixBlockReductionsPass
         workgroup memory and group 0 folds them into the output. When the
         tiles are fewer than about 264 blocks, the reduced elements are
         split over blocks in z (each group keeping at least 16) into a
-        partial buffer (`gpu.alloc`), which a second launch, a thread an
-        output element, folds into the output before the buffer is freed;
+        partial buffer (`gpu.alloc`, freed after the launch), which the
+        last block to finish folds into the output, its threads striding
+        over the output elements and each folding the splits in order (the
+        result does not depend on which block is last): each block, after
+        storing its partial values, fences them at device scope
+        (`llvm.fence syncscope("device") release`), synchronizes, and its
+        thread 0 fences again and takes a ticket from a counter
+        (`memref.atomic_rmw addi` on a zero-initialised `memref<1xi32>`
+        global of the module, one a launch, `@__mix_blocks_done*`); the
+        block with the last ticket fences (acquire), folds, and sets the
+        counter back to zero for the next launch;
       * siblings, first: a rows reduction and a columns reduction over the
         same loops that read one buffer through the same map, where the
         rows one reduces only the innermost loop and the columns one keeps
@@ -500,8 +520,10 @@ def MixBlockReductionsPass
     Runs on the host functions before `mix-launch-serial-ops`, so a
     reduction to a scalar gets a block rather than one thread, and a
     reduction over rows one launch rather than a host loop of launches.
+    A module pass: the counters are globals of the module.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect",
                            "::mlir::affine::AffineDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect"];

@@ -196,3 +196,71 @@ func.func @grad_residual_in_place(%x: memref<201x300xf32>, %w: memref<300xf32>,
   memref.dealloc %dy : memref<201x300xf32>
   return
 }
+
+// A mixture layer's backward pass: the LayerNorm's incoming gradient is
+// the sum of two input gradients (the gate's and the experts'), written
+// into a buffer that the residual gradient's add then updates in place;
+// one of the two is a temporary freed between the sum and the LayerNorm.
+// The sum runs where the kernel reads the incoming gradient.
+func.func @grad_sum(%x: memref<201x300xf32>, %w: memref<300xf32>,
+                    %mean: memref<201xf32>, %rstd: memref<201xf32>,
+                    %g1: memref<201x300xf32>, %src: memref<201x300xf32>,
+                    %dres: memref<201x300xf32>, %dw: memref<300xf32>,
+                    %db: memref<300xf32>, %out: memref<201x300xf32>) {
+  %g2 = memref.alloc() : memref<201x300xf32>
+  memref.copy %src, %g2 : memref<201x300xf32> to memref<201x300xf32>
+  %s = memref.alloc() : memref<201x300xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%g1, %g2 : memref<201x300xf32>, memref<201x300xf32>)
+      outs(%s : memref<201x300xf32>) {
+  ^bb0(%u: f32, %v: f32, %o: f32):
+    %t = arith.addf %u, %v : f32
+    linalg.yield %t : f32
+  }
+  memref.dealloc %g2 : memref<201x300xf32>
+  %dx = memref.alloc() : memref<201x300xf32>
+  mix.fused_layer_norm_grad_buffers %x, %w, %mean, %rstd, %s
+      into %dx, %dw, %db
+      : memref<201x300xf32>, memref<300xf32>, memref<201xf32>,
+        memref<201xf32>, memref<201x300xf32>, memref<201x300xf32>,
+        memref<300xf32>, memref<300xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%dres, %dx : memref<201x300xf32>, memref<201x300xf32>)
+      outs(%s : memref<201x300xf32>) {
+  ^bb0(%u: f32, %v: f32, %o: f32):
+    %t = arith.addf %u, %v : f32
+    linalg.yield %t : f32
+  }
+  memref.dealloc %dx : memref<201x300xf32>
+  memref.copy %s, %out : memref<201x300xf32> to memref<201x300xf32>
+  memref.dealloc %s : memref<201x300xf32>
+  return
+}
+
+// The same sum read again after the LayerNorm (copied out): it stays a
+// launch of its own, which the kernel reads.
+func.func @grad_sum_kept(%x: memref<201x300xf32>, %w: memref<300xf32>,
+                         %mean: memref<201xf32>, %rstd: memref<201xf32>,
+                         %g1: memref<201x300xf32>, %g2: memref<201x300xf32>,
+                         %dx: memref<201x300xf32>, %dw: memref<300xf32>,
+                         %db: memref<300xf32>, %sum: memref<201x300xf32>) {
+  %s = memref.alloc() : memref<201x300xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%g1, %g2 : memref<201x300xf32>, memref<201x300xf32>)
+      outs(%s : memref<201x300xf32>) {
+  ^bb0(%u: f32, %v: f32, %o: f32):
+    %t = arith.addf %u, %v : f32
+    linalg.yield %t : f32
+  }
+  mix.fused_layer_norm_grad_buffers %x, %w, %mean, %rstd, %s
+      into %dx, %dw, %db
+      : memref<201x300xf32>, memref<300xf32>, memref<201xf32>,
+        memref<201xf32>, memref<201x300xf32>, memref<201x300xf32>,
+        memref<300xf32>, memref<300xf32>
+  memref.copy %s, %sum : memref<201x300xf32> to memref<201x300xf32>
+  memref.dealloc %s : memref<201x300xf32>
+  return
+}

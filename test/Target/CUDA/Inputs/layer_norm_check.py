@@ -123,12 +123,47 @@ def check_residual(dev):
     return ok
 
 
+def check_sum(dev):
+    """grad_sum and grad_sum_kept: the incoming gradient the sum of two
+    (a mixture layer's gate and experts' input gradients), computed in the
+    backward kernel, or by a launch of its own when read again after it."""
+    shape, width = (201, 300), 300
+    gen = torch.Generator().manual_seed(13)
+    x, g1, g2, dres = (torch.randn(shape, generator=gen, dtype=torch.float64)
+                       for _ in range(4))
+    w = 1 + 0.1 * torch.randn(width, generator=gen, dtype=torch.float64)
+    x, g1, g2, dres, w = (t.float().double() for t in (x, g1, g2, dres, w))
+    b = torch.zeros(width, dtype=torch.float64)
+    mean = x.mean(-1)
+    rstd = 1 / torch.sqrt(x.var(-1, unbiased=False) + EPS)
+    # The sum as float32 computes it.
+    dy = (g1.float() + g2.float()).double()
+    x.requires_grad_()
+    w.requires_grad_()
+    b.requires_grad_()
+    torch.nn.functional.layer_norm(x, (width,), w, b, EPS).backward(dy)
+    args = [x.detach().numpy(), w.detach().numpy(), mean.float().numpy(),
+            rstd.float().numpy(), g1.numpy(), g2.numpy()]
+    got_dw, got_db, got_out = dev.run(
+        "grad_sum", args + [dres.numpy()], [(width,), (width,), shape])
+    ok = report("sum dinput + dresidual", got_out, x.grad + dres)
+    ok &= report("sum dweight", got_dw, w.grad)
+    ok &= report("sum dbias", got_db, b.grad)
+    got_dx, got_dw, got_db, got_sum = dev.run(
+        "grad_sum_kept", args, [shape, (width,), (width,), shape])
+    ok &= report("kept sum dinput", got_dx, x.grad)
+    ok &= report("kept sum dweight", got_dw, w.grad)
+    ok &= report("kept sum", got_sum, dy)
+    return ok
+
+
 def main():
     dev = Device(sys.argv[1])
     ok = check(dev, "small", (3, 5, 40))
     ok &= check(dev, "wide", (201, 300))
     ok &= check(dev, "tall", (1101, 40))
     ok &= check_residual(dev)
+    ok &= check_sum(dev)
     return 0 if ok else 1
 
 

@@ -117,3 +117,19 @@ func.func @batched_columns(%a: memref<2x50x33xf32>, %out: memref<2x33xf32>) {
   }
   return
 }
+
+// Split over blocks with more output elements (2 x 289) than the last
+// block has threads: out[b, c] = sum_r (a[b, r, c] mod 4).
+func.func @split_batched_columns(%a: memref<2x1024x289xf32>, %out: memref<2x289xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %four = arith.constant 4.0 : f32
+  linalg.fill ins(%zero : f32) outs(%out : memref<2x289xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a : memref<2x1024x289xf32>) outs(%out : memref<2x289xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %m = arith.remf %x, %four : f32
+    %s = arith.addf %m, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
