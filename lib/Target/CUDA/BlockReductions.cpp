@@ -100,6 +100,12 @@ struct Reduction {
   /// The fill of the combiner's identity that the output held just before
   /// (its previous access): the result is stored over it, and it goes.
   linalg::FillOp identityFill;
+  /// The elementwise op that wrote the input `produced` reads, run in the
+  /// reduction's kernel at its own place (findProducer): each element is
+  /// computed where the reduction reads it, and stored.
+  linalg::GenericOp producer;
+  OpOperand *produced = nullptr;
+  unsigned producedResult = 0; // which of the producer's outputs
 };
 
 /// \p op's output's fill with \p kind's identity, if that fill is the
@@ -180,6 +186,163 @@ std::optional<Reduction> match(linalg::GenericOp op) {
   return r;
 }
 
+/// Whether \p op is elementwise: every loop parallel, static ranges, a
+/// pure payload that does not read its outputs, every output written
+/// through a permutation (each element once).
+bool isElementwise(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0 ||
+      op.getNumParallelLoops() != op.getNumLoops() ||
+      llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
+    return false;
+  if (!llvm::all_of(op.getBlock()->without_terminator(),
+                    [](Operation &p) { return isPure(&p); }))
+    return false;
+  return llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+    return op.getMatchingIndexingMap(&init).isPermutation() &&
+           !op.payloadUsesValueFromOperand(&init);
+  });
+}
+
+/// Whether \p a and \p b view the same elements in the same row-major
+/// order: one value, or views of one buffer through collapses and
+/// expansions only, with identity layouts and static shapes.
+bool sameElementOrder(Value a, Value b) {
+  if (a == b)
+    return true;
+  auto root = [](Value v) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (!isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(def))
+        break;
+      v = def->getOperand(0);
+    }
+    return v;
+  };
+  auto ta = dyn_cast<MemRefType>(a.getType());
+  auto tb = dyn_cast<MemRefType>(b.getType());
+  return ta && tb && ta.getLayout().isIdentity() &&
+         tb.getLayout().isIdentity() && ta.hasStaticShape() &&
+         tb.hasStaticShape() && ta.getNumElements() == tb.getNumElements() &&
+         root(a) == root(b);
+}
+
+/// Sets \p r's producer: the elementwise op that last wrote an input of
+/// r's op (others may read it in between), when the reduction's kernel can
+/// run it at the producer's place: the reduction reads that input whole,
+/// each element once (a permutation), in the same element order as the
+/// producer writes it (sameElementOrder); the producer reads nothing the
+/// reduction's inputs or output hold and writes nothing else they hold;
+/// and in between, nothing writes the reduction's inputs or touches its
+/// output (but its identity fill, which goes, and its allocation, which
+/// \p toHoist gets, to move before the producer).
+void findProducer(Reduction &r, SmallVectorImpl<Operation *> &toHoist) {
+  linalg::GenericOp op = r.op;
+  Value outRoot = getBufferRoot(op.getDpsInits()[0]);
+  if (!isDistinctBuffer(outRoot))
+    return;
+  SmallVector<Value> inRoots;
+  for (Value in : op.getDpsInputs())
+    if (isa<MemRefType>(in.getType()))
+      inRoots.push_back(getBufferRoot(in));
+  if (!llvm::all_of(inRoots, isDistinctBuffer))
+    return;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    if (!isa<MemRefType>(input->get().getType()) ||
+        !op.getMatchingIndexingMap(input).isPermutation())
+      continue;
+    Value root = getBufferRoot(input->get());
+    Operation *writer = nullptr;
+    for (Operation *prev = op->getPrevNode(); prev && !writer;
+         prev = prev->getPrevNode())
+      if (!isa<ViewLikeOpInterface>(prev) && !isMemoryEffectFree(prev) &&
+          !leavesBufferUnwritten(prev, root))
+        writer = prev;
+    auto producer = dyn_cast_or_null<linalg::GenericOp>(writer);
+    if (!producer || !isElementwise(producer))
+      continue;
+    std::optional<unsigned> result;
+    bool ok = true;
+    for (OpOperand &init : producer.getDpsInitsMutable()) {
+      Value written = getBufferRoot(init.get());
+      if (written == root && sameElementOrder(init.get(), input->get()) &&
+          !result)
+        result = init.getOperandNumber() - producer.getNumDpsInputs();
+      else
+        ok &= written != outRoot && !llvm::is_contained(inRoots, written);
+    }
+    for (Value in : producer.getDpsInputs())
+      ok &= !isa<MemRefType>(in.getType()) ||
+            (getBufferRoot(in) != outRoot &&
+             !llvm::is_contained(inRoots, getBufferRoot(in)));
+    if (!result || !ok)
+      continue;
+    for (Operation *mid = producer->getNextNode(); ok && mid != op;
+         mid = mid->getNextNode()) {
+      if (isa<ViewLikeOpInterface>(mid) || isMemoryEffectFree(mid) ||
+          mid == r.identityFill ||
+          (isa<memref::AllocOp, gpu::AllocOp>(mid) &&
+           mid->getResult(0) == outRoot))
+        continue;
+      ok &= leavesBufferAlone(mid, outRoot) &&
+            llvm::all_of(inRoots, [&](Value in) {
+              return leavesBufferUnwritten(mid, in);
+            });
+    }
+    // What the reduction's operands are made by after the producer: views
+    // and pure ops, and the output's allocation, which move before it.
+    SmallVector<Operation *> hoist;
+    std::function<bool(Value)> reachable = [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      if (!def || def->getBlock() != producer->getBlock() ||
+          def->isBeforeInBlock(producer) || llvm::is_contained(hoist, def))
+        return true;
+      if (isa<memref::AllocOp, gpu::AllocOp>(def) && v == outRoot) {
+        SmallVector<Operation *> group = getAllocation(def);
+        for (Operation *g : group)
+          for (Value operand : g->getOperands())
+            if (Operation *d = operand.getDefiningOp();
+                d && !llvm::is_contained(group, d) && !reachable(operand))
+              return false;
+        llvm::append_range(hoist, group);
+        return true;
+      }
+      if (def->getNumRegions() ||
+          !(isa<ViewLikeOpInterface, memref::TransposeOp>(def) ||
+            isMemoryEffectFree(def)))
+        return false;
+      if (!llvm::all_of(def->getOperands(), reachable))
+        return false;
+      hoist.push_back(def);
+      return true;
+    };
+    ok &= llvm::all_of(op->getOperands(), reachable);
+    if (!ok)
+      continue;
+    r.producer = producer;
+    r.produced = input;
+    r.producedResult = *result;
+    llvm::append_range(toHoist, hoist);
+    return;
+  }
+}
+
+/// Where \p r's launch goes: at its producer (findProducer) when its grid
+/// of \p blocks blocks spreads the producer's elements over enough of
+/// the device (the allocation of the output moves before it), else at the
+/// reduction (no producer).
+Operation *launchPoint(Reduction &r, int64_t blocks) {
+  constexpr int64_t kMinProducerBlocks = 128;
+  SmallVector<Operation *> hoist;
+  if (blocks >= kMinProducerBlocks)
+    findProducer(r, hoist);
+  if (!r.producer)
+    return r.op;
+  llvm::sort(hoist,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  for (Operation *op : hoist)
+    op->moveBefore(r.producer);
+  return r.producer;
+}
+
 /// \p flat's row-major indices over the loops \p dims of \p r.
 void delinearize(OpBuilder &b, Location loc, Value flat, const Reduction &r,
                  ArrayRef<unsigned> dims, SmallVectorImpl<Value> &ivs) {
@@ -236,14 +399,81 @@ Value warpReduce(OpBuilder &b, Location loc, const Reduction &r, Value v) {
 /// element they share once.
 using LoadCache = SmallVector<std::tuple<Value, AffineMap, Value>>;
 
+/// The value of \p r's producer at the element the reduction reads at the
+/// loop indices \p ivs: its inputs loaded, its payload run, every result
+/// stored (each element is read once, so each is written once).
+Value produce(OpBuilder &b, Location loc, const Reduction &r, ValueRange ivs) {
+  linalg::GenericOp p = r.producer;
+  OpOperand *written = &p.getDpsInitsMutable()[r.producedResult];
+  linalg::GenericOp reduction = r.op;
+  SmallVector<Value> at =
+      applyMap(b, loc, reduction.getMatchingIndexingMap(r.produced), ivs);
+  // Through reshapes: the same element of the buffer, in row-major order.
+  auto readType = cast<MemRefType>(r.produced->get().getType());
+  auto writtenType = cast<MemRefType>(written->get().getType());
+  if (readType.getShape() != writtenType.getShape()) {
+    Value flat = at.front();
+    for (auto [index, size] :
+         llvm::zip(ArrayRef(at).drop_front(), readType.getShape().drop_front()))
+      flat = arith::AddIOp::create(
+          b, loc,
+          arith::MulIOp::create(b, loc, flat,
+                                arith::ConstantIndexOp::create(b, loc, size)),
+          index);
+    at.assign(writtenType.getRank(), Value());
+    for (int64_t d = writtenType.getRank() - 1; d > 0; --d) {
+      Value size =
+          arith::ConstantIndexOp::create(b, loc, writtenType.getDimSize(d));
+      at[d] = arith::RemUIOp::create(b, loc, flat, size);
+      flat = arith::DivUIOp::create(b, loc, flat, size);
+    }
+    at[0] = flat;
+  }
+  // The producer's loop indices: its output's map is a permutation.
+  AffineMap outMap = p.getMatchingIndexingMap(written);
+  SmallVector<Value> pivs(p.getNumLoops());
+  for (unsigned i = 0; i < outMap.getNumResults(); ++i)
+    pivs[outMap.getDimPosition(i)] = at[i];
+  IRMapping map;
+  for (OpOperand *input : p.getDpsInputOperands()) {
+    BlockArgument arg = p.getMatchingBlockArgument(input);
+    Value value = input->get();
+    if (!arg.use_empty() && isa<MemRefType>(value.getType()))
+      value = memref::LoadOp::create(
+          b, loc, value,
+          applyMap(b, loc, p.getMatchingIndexingMap(input), pivs));
+    map.map(arg, value);
+  }
+  for (Operation &payload : p.getBlock()->without_terminator()) {
+    if (auto index = dyn_cast<linalg::IndexOp>(payload)) {
+      map.map(index.getResult(), pivs[index.getDim()]);
+      continue;
+    }
+    b.clone(payload, map);
+  }
+  Operation *yield = p.getBlock()->getTerminator();
+  for (OpOperand &init : p.getDpsInitsMutable())
+    memref::StoreOp::create(
+        b, loc,
+        map.lookupOrDefault(
+            yield->getOperand(init.getOperandNumber() - p.getNumDpsInputs())),
+        init.get(), applyMap(b, loc, p.getMatchingIndexingMap(&init), pivs));
+  return map.lookupOrDefault(yield->getOperand(r.producedResult));
+}
+
 /// combine(acc, the payload's value at the loop indices \p ivs): loads the
-/// inputs there (or takes them from \p cache) and runs the payload.
+/// inputs there (or takes them from \p cache, or computes the produced
+/// one) and runs the payload.
 Value foldOne(OpBuilder &b, Location loc, const Reduction &r, ValueRange ivs,
               Value acc, LoadCache *cache = nullptr) {
   linalg::GenericOp op = r.op;
   IRMapping map;
   for (OpOperand *input : op.getDpsInputOperands()) {
     BlockArgument arg = op.getMatchingBlockArgument(input);
+    if (input == r.produced) {
+      map.map(arg, produce(b, loc, r, ivs));
+      continue;
+    }
     if (arg.use_empty())
       continue;
     Value value = input->get();
@@ -354,10 +584,10 @@ Value blockReduce(OpBuilder &b, Location loc, const Reduction &r, Value partial,
 /// independent neighbour of that block size (mix-merge-independent-kernels
 /// merges different block sizes only where the smaller synchronizes
 /// nothing): a balance loss's last sum rides in the next LayerNorm's.
-void lowerRows(const Reduction &r) {
+void lowerRows(Reduction &r) {
   linalg::GenericOp op = r.op;
   Location loc = op.getLoc();
-  OpBuilder b(op);
+  OpBuilder b(launchPoint(r, r.rows));
   int64_t threads =
       r.rows == 1 ? kMaxBlock
                   : std::min<int64_t>(
@@ -409,10 +639,9 @@ void lowerRows(const Reduction &r) {
 /// 0 folds the column's value into the output, else into a partial buffer
 /// [splits][other output elements][columns] that the last block to finish
 /// folds into the output, its threads striding over the output elements.
-void lowerColumns(const Reduction &r, ModuleOp module) {
+void lowerColumns(Reduction &r, ModuleOp module) {
   linalg::GenericOp op = r.op;
   Location loc = op.getLoc();
-  OpBuilder b(op);
   Type type = r.folded.getType();
   unsigned columnDim = r.parallel.back();
   int64_t columns = r.sizes[columnDim];
@@ -426,6 +655,7 @@ void lowerColumns(const Reduction &r, ModuleOp module) {
   splits = std::min(splits, kMaxGridY);
   int64_t chunk = llvm::divideCeil(r.length, splits);
   splits = llvm::divideCeil(r.length, chunk); // no empty split
+  OpBuilder b(launchPoint(r, tiles * others * splits));
 
   Value partials;
   SmallVector<Type> shared{workgroupBuffer({kColumnGroups, kWarp}, type)};
@@ -750,7 +980,7 @@ struct MixBlockReductionsPass
 
   void runOnFunction(func::FuncOp fn) {
     ModuleOp module = getOperation();
-    SmallVector<Reduction> found;
+    std::vector<Reduction> found;
     fn.walk([&](linalg::GenericOp op) {
       if (op->getParentOfType<gpu::LaunchOp>())
         return;
@@ -781,6 +1011,8 @@ struct MixBlockReductionsPass
       r.columns ? lowerColumns(r, module) : lowerRows(r);
       if (r.identityFill)
         r.identityFill.erase();
+      if (r.producer)
+        r.producer.erase();
     }
   }
 };

@@ -67,24 +67,6 @@ Value rowShare(Emitter &e, Value tid, int64_t n,
                 })[0];
 }
 
-/// The operations that make \p alloc's buffer, users first: a
-/// `memref.alloc`, or a `gpu.alloc` with the waits that end and start its
-/// stream (`allocOnDevice`).
-SmallVector<Operation *> getAllocation(Operation *alloc) {
-  auto gpuAlloc = dyn_cast<gpu::AllocOp>(alloc);
-  if (!gpuAlloc || !gpuAlloc.getAsyncToken() ||
-      gpuAlloc.getAsyncDependencies().size() != 1)
-    return {alloc};
-  SmallVector<Operation *> group;
-  for (Operation *user : gpuAlloc.getAsyncToken().getUsers())
-    group.push_back(user);
-  group.push_back(alloc);
-  if (Operation *start = gpuAlloc.getAsyncDependencies()[0].getDefiningOp();
-      start && start->hasOneUse())
-    group.push_back(start);
-  return group;
-}
-
 /// The elementwise operation that writes \p input, which \p op reads,
 /// just before it (the forward pass's residual add; the backward pass's sum
 /// of a mixture layer's two input gradients): a `linalg.generic` whose

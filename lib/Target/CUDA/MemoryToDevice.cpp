@@ -74,6 +74,21 @@ SmallVector<Operation *> mlir::mix::getDeallocation(Operation *op,
   return {start, op, end};
 }
 
+SmallVector<Operation *> mlir::mix::getAllocation(Operation *alloc) {
+  auto gpuAlloc = dyn_cast<gpu::AllocOp>(alloc);
+  if (!gpuAlloc || !gpuAlloc.getAsyncToken() ||
+      gpuAlloc.getAsyncDependencies().size() != 1)
+    return {alloc};
+  SmallVector<Operation *> group;
+  for (Operation *user : gpuAlloc.getAsyncToken().getUsers())
+    group.push_back(user);
+  group.push_back(alloc);
+  if (Operation *start = gpuAlloc.getAsyncDependencies()[0].getDefiningOp();
+      start && start->hasOneUse())
+    group.push_back(start);
+  return group;
+}
+
 static Operation *copyToDevice(OpBuilder &b, Location loc, Value dst,
                                Value src) {
   auto copy = gpu::MemcpyOp::create(b, loc, b.getType<gpu::AsyncTokenType>(),

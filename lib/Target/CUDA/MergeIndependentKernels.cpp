@@ -152,10 +152,22 @@ struct Accesses {
 Accesses getAccesses(gpu::LaunchOp launch) {
   Accesses a;
   Region &body = launch.getBody();
-  auto note = [&](Value v, bool read, bool write) {
+  std::function<void(Value, bool, bool)> note = [&](Value v, bool read,
+                                                    bool write) {
     Value root = getBufferRoot(v);
-    if (body.isAncestor(root.getParentRegion()))
-      return; // the launch's own: workgroup, private, allocas
+    if (body.isAncestor(root.getParentRegion())) {
+      // A buffer the body picks (a multi-tensor kernel's block selecting
+      // its tensor): each it may pick.
+      if (auto select = root.getDefiningOp<arith::SelectOp>()) {
+        note(select.getTrueValue(), read, write);
+        note(select.getFalseValue(), read, write);
+        return;
+      }
+      // The launch's own: workgroup and private buffers, allocas.
+      if (!isa<BlockArgument>(root) && !root.getDefiningOp<memref::AllocaOp>())
+        a.unknown = true;
+      return;
+    }
     if (!isDistinctBuffer(root)) {
       a.unknown = true;
       return;

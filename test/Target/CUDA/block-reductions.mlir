@@ -389,3 +389,77 @@ func.func @sibling_reads_output(%dx: memref<2x3x2x40xf32>, %m: memref<1x3x1x40xf
   }
   return
 }
+
+// An elementwise producer whose result a reduction reads whole, each
+// element once: the reduction's launch goes to the producer's place and
+// runs it where it reads its result (storing it there for the other
+// readers, here a copy in between), when its grid has at least 128
+// blocks. Not when the grid is smaller, nor when something in between may
+// touch the reduction's output (a call).
+// CHECK-LABEL: func.func @producer_fused
+// CHECK-NOT:     linalg.generic
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c128
+// CHECK:           %[[X:.*]] = memref.load %arg0
+// CHECK:           %[[Y:.*]] = arith.mulf %[[X]], %[[X]]
+// CHECK:           memref.store %[[Y]], %arg1
+// CHECK:           arith.addf
+// CHECK:           memref.store %{{.*}}, %arg3
+// CHECK:         linalg.copy ins(%arg1 {{.*}}) outs(%arg2
+// CHECK-NOT:     linalg.generic
+// CHECK-LABEL: func.func @producer_small_grid
+// CHECK:         linalg.generic
+// CHECK:         linalg.copy
+// CHECK:         gpu.launch
+// CHECK-LABEL: func.func @producer_output_read_between
+// CHECK:         linalg.generic
+// CHECK:         call @use_sums
+// CHECK:         gpu.launch
+func.func private @use_sums(memref<128xf32>)
+func.func @producer_fused(%a: memref<128x64xf32>, %p: memref<128x64xf32>, %q: memref<128x64xf32>, %out: memref<128xf32>) {
+  linalg.generic {indexing_maps = [#rows, #rows], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<128x64xf32>) outs(%p : memref<128x64xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.mulf %x, %x : f32
+    linalg.yield %y : f32
+  }
+  linalg.copy ins(%p : memref<128x64xf32>) outs(%q : memref<128x64xf32>)
+  linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%p : memref<128x64xf32>) outs(%out : memref<128xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @producer_small_grid(%a: memref<64x64xf32>, %p: memref<64x64xf32>, %q: memref<64x64xf32>, %out: memref<64xf32>) {
+  linalg.generic {indexing_maps = [#rows, #rows], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<64x64xf32>) outs(%p : memref<64x64xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.mulf %x, %x : f32
+    linalg.yield %y : f32
+  }
+  linalg.copy ins(%p : memref<64x64xf32>) outs(%q : memref<64x64xf32>)
+  linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%p : memref<64x64xf32>) outs(%out : memref<64xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @producer_output_read_between(%a: memref<128x64xf32>, %p: memref<128x64xf32>, %out: memref<128xf32>) {
+  linalg.generic {indexing_maps = [#rows, #rows], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<128x64xf32>) outs(%p : memref<128x64xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.mulf %x, %x : f32
+    linalg.yield %y : f32
+  }
+  func.call @use_sums(%out) : (memref<128xf32>) -> ()
+  linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%p : memref<128x64xf32>) outs(%out : memref<128xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -252,3 +252,54 @@ func.func @too_much_workgroup_memory(%a: memref<32xf32>, %b: memref<32xf32>) {
   }
   return
 }
+
+// -----
+
+// A kernel that writes a buffer it picks (a multi-tensor kernel's block
+// selecting its tensor: arith.select of buffers) writes each of them: it
+// cannot move past a product that reads one, nor merge with a kernel that
+// reads the other.
+// CHECK-LABEL: func.func @picked_buffer_read_between
+// CHECK: gpu.launch
+// CHECK: call @product_reads
+// CHECK: gpu.launch
+// CHECK-LABEL: func.func @picked_buffer_read_after
+// CHECK-COUNT-2: gpu.launch
+func.func private @product_reads(memref<64xf32>)
+func.func @picked_buffer_read_between(%a: memref<64xf32>, %b: memref<64xf32>, %c: memref<64xf32>, %d: memref<64xf32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %cst = arith.constant 1.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %first = arith.cmpi eq, %bx, %c1 : index
+    %m = arith.select %first, %a, %b : memref<64xf32>
+    memref.store %cst, %m[%tx] : memref<64xf32>
+    gpu.terminator
+  }
+  func.call @product_reads(%a) : (memref<64xf32>) -> ()
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %v = memref.load %c[%tx] : memref<64xf32>
+    memref.store %v, %d[%tx] : memref<64xf32>
+    gpu.terminator
+  }
+  return
+}
+func.func @picked_buffer_read_after(%a: memref<64xf32>, %b: memref<64xf32>, %e: memref<64xf32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %cst = arith.constant 1.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %first = arith.cmpi eq, %bx, %c1 : index
+    %m = arith.select %first, %a, %b : memref<64xf32>
+    memref.store %cst, %m[%tx] : memref<64xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %v = memref.load %b[%tx] : memref<64xf32>
+    memref.store %v, %e[%tx] : memref<64xf32>
+    gpu.terminator
+  }
+  return
+}

@@ -102,6 +102,10 @@ void deallocOnDevice(OpBuilder &b, Location loc, Value memref);
 /// deallocation: a `memref.dealloc`, or a `gpu.dealloc` with the waits that
 /// start and end its stream (`deallocOnDevice`); empty otherwise.
 SmallVector<Operation *> getDeallocation(Operation *op, ArrayRef<Value> roots);
+/// The operations that make \p alloc's buffer, users first: a
+/// `memref.alloc`, or a `gpu.alloc` with the waits that end and start its
+/// stream (`allocOnDevice`).
+SmallVector<Operation *> getAllocation(Operation *alloc);
 
 /// Moves the device work no scf.parallel carries into launches
 /// (mix-launch-serial-ops): linalg ops without a parallel loop, and host

@@ -92,7 +92,11 @@ def MixMergeIndependentKernelsPass
                 "independent neighbour (horizontal fusion)";
   let description = [{
     Two `gpu.launch` ops of a host function become one when neither reads
-    what the other writes, nor writes what the other reads or writes, and
+    what the other writes, nor writes what the other reads or writes (a
+    buffer the body picks with `arith.select`, as a multi-tensor kernel's
+    block picks its tensor, counts as each it may pick; any other buffer
+    made in the body, but workgroup, private and `memref.alloca` ones, as
+    unknown: no merge), and
     the earlier one can move down to the later one: the operations between
     them leave its buffers alone (deallocations of its buffers move after
     the merged launch), and when at least one of the two is smaller than
@@ -517,6 +521,20 @@ def MixBlockReductionsPass
         accumulators, one a column in workgroup memory (at most 12288),
         which only the thread owning the column touches; at the end each
         thread folds its columns into the output.
+    An elementwise `linalg.generic` that last wrote an input the reduction
+    reads whole, each element once (a permutation map), in the element
+    order it writes it (the same view, or views through reshapes with
+    identity layouts), runs in the reduction's kernel when the grid has at
+    least 128 blocks: the launch goes to the producer's place (views and
+    the output's allocation that the reduction needs move before it), each
+    thread computes the producer's elements where it reads them (its
+    payload on its own inputs) and stores every result of the producer
+    there, for the producer's other readers; the producer goes. This needs
+    the producer to read and write nothing else the reduction touches, and
+    nothing in between to write the reduction's inputs or touch its output
+    (its identity fill aside). A gate's softmax and its balance loss's
+    sums over tokens, and the softmax's gradient and the gate bias's
+    gradient, are such pairs.
     Runs on the host functions before `mix-launch-serial-ops`, so a
     reduction to a scalar gets a block rather than one thread, and a
     reduction over rows one launch rather than a host loop of launches.

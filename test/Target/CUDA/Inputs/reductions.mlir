@@ -133,3 +133,52 @@ func.func @split_batched_columns(%a: memref<2x1024x289xf32>, %out: memref<2x289x
   }
   return
 }
+
+// An elementwise producer read whole by a rows reduction (through a
+// reshape) and by a copy in between: the reduction's kernel runs the
+// producer where the producer was and stores its result.
+// p = a mod 4, q = p, out[r] = sum_{i, j} p[r, 8 i + j].
+func.func @produced_rows(%a: memref<128x64xf32>, %p: memref<128x64xf32>,
+                         %q: memref<128x64xf32>, %out: memref<128xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %four = arith.constant 4.0 : f32
+  linalg.generic {indexing_maps = [#rows, #rows], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<128x64xf32>) outs(%p : memref<128x64xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %m = arith.remf %x, %four : f32
+    linalg.yield %m : f32
+  }
+  memref.copy %p, %q : memref<128x64xf32> to memref<128x64xf32>
+  %v = memref.expand_shape %p [[0], [1, 2]] output_shape [128, 8, 8] : memref<128x64xf32> into memref<128x8x8xf32>
+  linalg.fill ins(%zero : f32) outs(%out : memref<128xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0)>], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%v : memref<128x8x8xf32>) outs(%out : memref<128xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// An elementwise producer into a temporary that a split column reduction
+// reads: out[b, c] = sum_r (a[b, r, c] mod 4).
+func.func @produced_split_columns(%a: memref<64x256x32xf32>, %out: memref<64x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %four = arith.constant 4.0 : f32
+  %p = memref.alloc() : memref<64x256x32xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%a : memref<64x256x32xf32>) outs(%p : memref<64x256x32xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %m = arith.remf %x, %four : f32
+    linalg.yield %m : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%out : memref<64x32xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%p : memref<64x256x32xf32>) outs(%out : memref<64x32xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %p : memref<64x256x32xf32>
+  return
+}
