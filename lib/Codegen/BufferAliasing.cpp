@@ -82,6 +82,26 @@ bool mlir::mix::leavesBufferUnwritten(Operation *op, Value root) {
   return !mayTouch(op, root, /*writesOnly=*/true);
 }
 
+Value mlir::mix::getReshapeRoot(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(def))
+      break;
+    v = def->getOperand(0);
+  }
+  return v;
+}
+
+bool mlir::mix::sameElementOrder(Value a, Value b) {
+  if (a == b)
+    return true;
+  auto ta = dyn_cast<MemRefType>(a.getType());
+  auto tb = dyn_cast<MemRefType>(b.getType());
+  return ta && tb && ta.getLayout().isIdentity() &&
+         tb.getLayout().isIdentity() && ta.hasStaticShape() &&
+         tb.hasStaticShape() && ta.getNumElements() == tb.getNumElements() &&
+         getReshapeRoot(a) == getReshapeRoot(b);
+}
+
 Operation *mlir::mix::findPreviousWriter(Operation *op, Value buffer) {
   Value root = getBufferRoot(buffer);
   bool distinct = isDistinctBuffer(root);

@@ -443,6 +443,96 @@ CUresult cuStreamQuery(CUstream hStream) {
                                 : mixemuCheckNotCapturing(hStream, what);
 }
 
+/* ---- Events ------------------------------------------------------------ */
+
+/* Work is done when it is queued: an event is complete once recorded. The
+   checks are the ones a device makes (a live event, a live stream) and
+   one it does not: events on a capturing stream are refused, since no
+   step's graph takes them (cuStreamSynchronize's rule). */
+struct CUevent_st {
+  unsigned flags;
+  int recorded;
+  struct CUevent_st *next; /* the live events */
+};
+
+static struct CUevent_st *events;
+
+static CUresult checkEvent(CUevent event, const char *what) {
+  for (struct CUevent_st *e = events; e; e = e->next)
+    if (e == event)
+      return CUDA_SUCCESS;
+  return mixemuError(CUDA_ERROR_INVALID_HANDLE,
+                     "%s: event %p is not a live event (destroyed?)", what,
+                     (void *)event);
+}
+
+CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags) {
+  CUresult status = mixemuCheckContext();
+  if (status != CUDA_SUCCESS)
+    return status;
+  if (!phEvent || (Flags & ~(unsigned)CU_EVENT_DISABLE_TIMING))
+    return mixemuError(CUDA_ERROR_INVALID_VALUE,
+                       "cuEventCreate: flags must be 0 or "
+                       "CU_EVENT_DISABLE_TIMING");
+  struct CUevent_st *e = (struct CUevent_st *)malloc(sizeof *e);
+  if (!e)
+    return mixemuError(CUDA_ERROR_OUT_OF_MEMORY, "cuEventCreate");
+  e->flags = Flags;
+  e->recorded = 0;
+  e->next = events;
+  events = e;
+  *phEvent = e;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventDestroy(CUevent hEvent) {
+  CUresult status = mixemuCheckContext();
+  if (status != CUDA_SUCCESS)
+    return status;
+  for (struct CUevent_st **link = &events; *link; link = &(*link)->next)
+    if (*link == hEvent) {
+      *link = hEvent->next;
+      free(hEvent);
+      return CUDA_SUCCESS;
+    }
+  return mixemuError(CUDA_ERROR_INVALID_HANDLE,
+                     "cuEventDestroy: %p is not a live event", (void *)hEvent);
+}
+
+CUresult cuEventRecord(CUevent hEvent, CUstream hStream) {
+  const char *what = "cuEventRecord";
+  CUresult status = mixemuCheckContext();
+  if (status == CUDA_SUCCESS)
+    status = checkEvent(hEvent, what);
+  if (status == CUDA_SUCCESS)
+    status = mixemuCheckStream(hStream, what);
+  if (status == CUDA_SUCCESS)
+    status = mixemuCheckNotCapturing(hStream, what);
+  if (status == CUDA_SUCCESS)
+    hEvent->recorded = 1;
+  return status;
+}
+
+CUresult cuEventSynchronize(CUevent hEvent) {
+  CUresult status = mixemuCheckContext();
+  return status != CUDA_SUCCESS ? status
+                                : checkEvent(hEvent, "cuEventSynchronize");
+}
+
+CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent,
+                           unsigned int Flags) {
+  const char *what = "cuStreamWaitEvent";
+  CUresult status = mixemuCheckContext();
+  if (status == CUDA_SUCCESS)
+    status = checkEvent(hEvent, what);
+  if (status == CUDA_SUCCESS)
+    status = mixemuCheckStream(hStream, what);
+  if (status == CUDA_SUCCESS && Flags != 0)
+    status = mixemuError(CUDA_ERROR_INVALID_VALUE, "%s: flags must be 0", what);
+  return status != CUDA_SUCCESS ? status
+                                : mixemuCheckNotCapturing(hStream, what);
+}
+
 /* ---- Profile ----------------------------------------------------------- */
 
 MixEmuProfile mixemuProfileCounters;

@@ -325,6 +325,60 @@ CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize) {
   return CUDA_SUCCESS;
 }
 
+/* Page-locked host memory: host memory like any other here, kept in a
+   list so that cuMemFreeHost can refuse what it did not allocate. */
+typedef struct HostBlock {
+  void *p;
+  struct HostBlock *next;
+} HostBlock;
+static HostBlock *hostBlocks;
+
+CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags) {
+  CUresult status = mixemuCheckContext();
+  if (status != CUDA_SUCCESS ||
+      (status = mixemuCheckUnsafeCall("cuMemHostAlloc")) != CUDA_SUCCESS)
+    return status;
+  if (!pp || bytesize == 0 || Flags != 0)
+    return mixemuError(CUDA_ERROR_INVALID_VALUE, "cuMemHostAlloc: %s",
+                       !pp ? "no result"
+                       : bytesize == 0
+                           ? "0 bytes"
+                           : "the emulator takes no flags (portable, mapped, "
+                             "write-combined memory)");
+  HostBlock *b = (HostBlock *)malloc(sizeof *b);
+  void *p = malloc(bytesize);
+  if (!b || !p) {
+    free(b);
+    free(p);
+    return mixemuError(CUDA_ERROR_OUT_OF_MEMORY, "cuMemHostAlloc of %zu bytes",
+                       bytesize);
+  }
+  b->p = p;
+  b->next = hostBlocks;
+  hostBlocks = b;
+  *pp = p;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemFreeHost(void *p) {
+  CUresult status = mixemuCheckContext();
+  if (status != CUDA_SUCCESS ||
+      (status = mixemuCheckUnsafeCall("cuMemFreeHost")) != CUDA_SUCCESS)
+    return status;
+  for (HostBlock **link = &hostBlocks; *link; link = &(*link)->next)
+    if ((*link)->p == p) {
+      HostBlock *b = *link;
+      *link = b->next;
+      free(b->p);
+      free(b);
+      return CUDA_SUCCESS;
+    }
+  return mixemuError(CUDA_ERROR_INVALID_VALUE,
+                     "cuMemFreeHost of %p, which cuMemHostAlloc did not "
+                     "return (or was freed)",
+                     p);
+}
+
 CUresult cuMemFree(CUdeviceptr dptr) {
   CUresult status = mixemuCheckContext();
   if (status != CUDA_SUCCESS || dptr == 0 ||

@@ -882,6 +882,127 @@ int mixrt_device_download(void *host, const void *device, uint64_t size) {
   return 0;
 }
 
+/* ---- Inputs staged during the previous call ---------------------------- */
+
+/* An input the host knows before the call that reads it (the next training
+   step's token batch, drawn while the current step runs) goes up while the
+   package's stream is busy: from a page-locked copy, into a staging
+   buffer of its slot, on a stream of its own. The call that reads it then
+   copies the staging buffer into its argument's buffer on the package's
+   stream (a copy on the device, after the upload's event), instead of an
+   upload from pageable memory on the critical path. A staging buffer is
+   overwritten only after the package's stream has copied out of it (the
+   copy stream waits for that event), and the page-locked copy only after
+   its upload ended. */
+enum { kMaxStages = 8 };
+typedef struct {
+  void *host;         /* page-locked: what was staged */
+  CUdeviceptr device; /* the staging buffer */
+  uint64_t capacity, size;
+  CUevent uploaded, taken;
+  int pending, everTaken;
+} Stage;
+static Stage stages[kMaxStages];
+static CUstream copyStream;
+
+static Stage *findStage(int slot, const char *what) {
+  if (slot >= 0 && slot < kMaxStages)
+    return &stages[slot];
+  char detail[64];
+  snprintf(detail, sizeof detail, "slot %d is not in [0, %d)", slot,
+           kMaxStages);
+  setError(what, detail);
+  return NULL;
+}
+
+int mixrt_device_stage(int slot, const void *host, uint64_t size) {
+  const char *what = "staging an input";
+  Stage *s = initDevice() && !failed() ? findStage(slot, what) : NULL;
+  if (!s || size == 0)
+    return s ? 0 : -1;
+  if (!copyStream &&
+      !checkCu(cuStreamCreate(&copyStream, CU_STREAM_NON_BLOCKING), what))
+    return -1;
+  if (!s->uploaded &&
+      (!checkCu(cuEventCreate(&s->uploaded, CU_EVENT_DISABLE_TIMING), what) ||
+       !checkCu(cuEventCreate(&s->taken, CU_EVENT_DISABLE_TIMING), what)))
+    return -1;
+  /* The last upload has read the page-locked copy, the last take the
+     staging buffer (it was queued before this call's graph). */
+  if (s->capacity && !checkCu(cuEventSynchronize(s->uploaded), what))
+    return -1;
+  if (size > s->capacity) {
+    if (s->everTaken && !checkCu(cuEventSynchronize(s->taken), what))
+      return -1;
+    if (s->host)
+      cuMemFreeHost(s->host);
+    if (s->device)
+      cuMemFree(s->device);
+    s->host = NULL;
+    s->device = 0;
+    s->capacity = 0;
+    if (!checkCu(cuMemHostAlloc(&s->host, size, 0), what) ||
+        !checkCu(cuMemAlloc(&s->device, size), what))
+      return -1;
+    s->capacity = size;
+  }
+  memcpy(s->host, host, size);
+  if ((s->everTaken &&
+       !checkCu(cuStreamWaitEvent(copyStream, s->taken, 0), what)) ||
+      !checkCu(cuMemcpyHtoDAsync(s->device, s->host, size, copyStream), what) ||
+      !checkCu(cuEventRecord(s->uploaded, copyStream), what))
+    return -1;
+  s->size = size;
+  s->pending = 1;
+  if (profileOn())
+    profileCopy(0, size);
+  return 0;
+}
+
+int mixrt_device_take_staged(int slot, void *device, const void *host,
+                             uint64_t size) {
+  const char *what = "taking a staged input";
+  Stage *s = initDevice() && !failed() ? findStage(slot, what) : NULL;
+  if (!s)
+    return -1;
+  /* Only what was staged, unchanged since: else the caller uploads. */
+  if (!s->pending || s->size != size || memcmp(s->host, host, size) != 0)
+    return 0;
+  s->pending = 0;
+  if (!checkCu(cuStreamWaitEvent(stream, s->uploaded, 0), what) ||
+      !checkCu(cuMemcpyDtoDAsync((CUdeviceptr)(uintptr_t)device, s->device,
+                                 size, stream),
+               what) ||
+      !checkCu(cuEventRecord(s->taken, stream), what))
+    return -1;
+  s->everTaken = 1;
+  if (profileOn())
+    profileCopy(2, size);
+  return 1;
+}
+
+static void releaseStages(void) {
+  for (int i = 0; i < kMaxStages; ++i) {
+    Stage *s = &stages[i];
+    if (ready) {
+      if (s->uploaded)
+        cuEventSynchronize(s->uploaded);
+      if (s->host)
+        cuMemFreeHost(s->host);
+      if (s->device)
+        cuMemFree(s->device);
+      if (s->uploaded)
+        cuEventDestroy(s->uploaded);
+      if (s->taken)
+        cuEventDestroy(s->taken);
+    }
+    memset(s, 0, sizeof *s);
+  }
+  if (copyStream && ready)
+    cuStreamDestroy(copyStream);
+  copyStream = NULL;
+}
+
 /* ---- What the lowered launches call ------------------------------------ */
 
 void *mgpuModuleLoad(void *data, size_t size) {
@@ -1613,6 +1734,7 @@ __attribute__((destructor)) static void releaseDevice(void) {
   free(recorded);
   recorded = NULL;
   recordedCount = recordedCapacity = 0;
+  releaseStages();
   if (ready) {
     if (workspace)
       cuMemFree(workspace);

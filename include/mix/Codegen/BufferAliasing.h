@@ -23,6 +23,16 @@ namespace mlir::mix {
 /// block argument where it can be followed there, else the last value reached.
 Value getBufferRoot(Value v);
 
+/// The value \p v reshapes, through collapses and expansions only (which
+/// keep the elements' row-major order); \p v itself if it is none.
+Value getReshapeRoot(Value v);
+
+/// Whether \p a and \p b view the same elements in the same row-major
+/// order: one value, or views of one value through collapses and
+/// expansions only, both with identity layouts, static shapes and as many
+/// elements.
+bool sameElementOrder(Value a, Value b);
+
 /// Whether \p root is a buffer of its own, distinct from every other such
 /// root: a fresh allocation (`memref.alloc`, `memref.alloca`, `gpu.alloc`:
 /// an op declaring it allocates the value), or an argument of its

@@ -203,28 +203,6 @@ bool isElementwise(linalg::GenericOp op) {
   });
 }
 
-/// Whether \p a and \p b view the same elements in the same row-major
-/// order: one value, or views of one buffer through collapses and
-/// expansions only, with identity layouts and static shapes.
-bool sameElementOrder(Value a, Value b) {
-  if (a == b)
-    return true;
-  auto root = [](Value v) {
-    while (Operation *def = v.getDefiningOp()) {
-      if (!isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(def))
-        break;
-      v = def->getOperand(0);
-    }
-    return v;
-  };
-  auto ta = dyn_cast<MemRefType>(a.getType());
-  auto tb = dyn_cast<MemRefType>(b.getType());
-  return ta && tb && ta.getLayout().isIdentity() &&
-         tb.getLayout().isIdentity() && ta.hasStaticShape() &&
-         tb.hasStaticShape() && ta.getNumElements() == tb.getNumElements() &&
-         root(a) == root(b);
-}
-
 /// Sets \p r's producer: the elementwise op that last wrote an input of
 /// r's op (others may read it in between), when the reduction's kernel can
 /// run it at the producer's place: the reduction reads that input whole,

@@ -122,18 +122,41 @@ linalg::GenericOp findInputProducer(Operation *op, Value input,
   return generic;
 }
 
-/// The element (\p row, \p i) of what \p producer (findInputProducer)
-/// writes, computed from its \p operands (viewed as rows).
-Value produceAt(Emitter &e, linalg::GenericOp producer,
-                ArrayRef<Value> operands, Value row, Value i) {
-  IRMapping map;
-  Block *body = &producer.getRegion().front();
-  for (auto [arg, in] : llvm::zip(body->getArguments(), operands))
-    map.map(arg, e.load(in, {row, i}));
-  for (Operation &inner : body->without_terminator())
-    e.b.clone(inner, map);
-  return map.lookupOrDefault(body->getTerminator()->getOperand(0));
-}
+/// An elementwise producer that the kernel runs where it reads what the
+/// producer writes (findInputProducer): its operands freed before the
+/// LayerNorm \p op are freed after it, and an element is computed from
+/// its operands, viewed as rows.
+struct ProducedInput {
+  linalg::GenericOp producer;
+  SmallVector<Value> operands;
+
+  ProducedInput(Emitter &e, Operation *op, linalg::GenericOp producer,
+                ArrayRef<Operation *> deallocations)
+      : producer(producer) {
+    Operation *after = op;
+    for (Operation *d : deallocations) {
+      d->moveAfter(after);
+      after = d;
+    }
+    if (producer)
+      for (Value in : producer.getDpsInputs())
+        operands.push_back(e.viewAs(in, 2));
+  }
+
+  /// The element (\p row, \p i): the producer's payload on its operands
+  /// there, or a load of \p rows without a producer.
+  Value at(Emitter &e, Value rows, Value row, Value i) {
+    if (!producer)
+      return e.load(rows, {row, i});
+    IRMapping map;
+    Block *body = &producer.getRegion().front();
+    for (auto [arg, in] : llvm::zip(body->getArguments(), operands))
+      map.map(arg, e.load(in, {row, i}));
+    for (Operation &inner : body->without_terminator())
+      e.b.clone(inner, map);
+    return map.lookupOrDefault(body->getTerminator()->getOperand(0));
+  }
+};
 
 void lowerForward(FusedLayerNormBuffersOp op) {
   OpBuilder builder(op);
@@ -149,20 +172,8 @@ void lowerForward(FusedLayerNormBuffersOp op) {
   SmallVector<Operation *> deallocations;
   linalg::GenericOp producer =
       findInputProducer(op, op.getInput(), deallocations);
-  // Its operands freed before the LayerNorm are freed after it.
-  Operation *after = op;
-  for (Operation *d : deallocations) {
-    d->moveAfter(after);
-    after = d;
-  }
-  SmallVector<Value> operands;
-  if (producer)
-    for (Value in : producer.getDpsInputs())
-      operands.push_back(e.viewAs(in, 2));
-  auto inputAt = [&](Value row, Value i) -> Value {
-    return producer ? produceAt(e, producer, operands, row, i)
-                    : e.load(x, {row, i});
-  };
+  ProducedInput produced(e, op, producer, deallocations);
+  auto inputAt = [&](Value row, Value i) { return produced.at(e, x, row, i); };
 
   gpu::LaunchOp launch = createRowLaunch(builder, e.loc, rows);
   builder.setInsertionPoint(&launch.getBody().front().back());
@@ -196,26 +207,14 @@ void lowerForward(FusedLayerNormBuffersOp op) {
     producer.erase();
 }
 
-/// Whether \p a and \p b are the same elements in the same order: the same
-/// allocation, each through collapses and expansions only, with identity
-/// layouts.
+/// Whether \p a and \p b are the same elements of one allocation in the
+/// same order (sameElementOrder, through reshapes of an allocation).
 bool sameElements(Value a, Value b) {
-  auto root = [](Value v) {
-    while (Operation *def = v.getDefiningOp()) {
-      if (!isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(def))
-        break;
-      v = def->getOperand(0);
-    }
-    return v;
-  };
   auto ta = dyn_cast<MemRefType>(a.getType());
-  auto tb = dyn_cast<MemRefType>(b.getType());
-  return ta && tb && ta.getLayout().isIdentity() &&
-         tb.getLayout().isIdentity() && ta.hasStaticShape() &&
-         tb.hasStaticShape() && ta.getNumElements() == tb.getNumElements() &&
-         root(a) == root(b) &&
+  return ta && ta.getLayout().isIdentity() && ta.hasStaticShape() &&
+         sameElementOrder(a, b) &&
          isa_and_nonnull<memref::AllocOp, gpu::AllocOp>(
-             root(a).getDefiningOp());
+             getReshapeRoot(a).getDefiningOp());
 }
 
 /// The elementwise operation that consumes \p op's dinput, if it can run
@@ -390,19 +389,8 @@ void lowerBackward(FusedLayerNormGradBuffersOp op,
   // before the LayerNorm are freed after it.
   SmallVector<Operation *> deallocations;
   linalg::GenericOp producer = findDresultProducer(op, consumer, deallocations);
-  Operation *after = op;
-  for (Operation *d : deallocations) {
-    d->moveAfter(after);
-    after = d;
-  }
-  SmallVector<Value> producerOperands;
-  if (producer)
-    for (Value in : producer.getDpsInputs())
-      producerOperands.push_back(e.viewAs(in, 2));
-  auto dyAt = [&](Value row, Value i) -> Value {
-    return producer ? produceAt(e, producer, producerOperands, row, i)
-                    : e.load(dy, {row, i});
-  };
+  ProducedInput produced(e, op, producer, deallocations);
+  auto dyAt = [&](Value row, Value i) { return produced.at(e, dy, row, i); };
   SmallVector<Value> dx;
   if (consumer)
     for (Value out : consumer.getDpsInits())

@@ -38,6 +38,7 @@ typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUevent_st *CUevent;
 
 typedef enum cudaError_enum {
   CUDA_SUCCESS = 0,
@@ -68,6 +69,11 @@ typedef enum CUstream_flags_enum {
   CU_STREAM_DEFAULT = 0x0,
   CU_STREAM_NON_BLOCKING = 0x1
 } CUstream_flags;
+
+typedef enum CUevent_flags_enum {
+  CU_EVENT_DEFAULT = 0x0,
+  CU_EVENT_DISABLE_TIMING = 0x2
+} CUevent_flags;
 
 /* How a capture treats calls that do not queue on a stream (cuMemAlloc,
    a synchronization): GLOBAL and THREAD_LOCAL refuse them while it lasts
@@ -133,6 +139,16 @@ CUresult cuStreamDestroy(CUstream hStream);
 CUresult cuStreamSynchronize(CUstream hStream);
 CUresult cuStreamQuery(CUstream hStream);
 
+/* Events (Driver.c): work is done when it is queued, so an event is
+   complete once recorded, and a wait for it has nothing to wait for; they
+   are refused on a capturing stream (a step's graph takes no events). */
+CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags);
+CUresult cuEventDestroy(CUevent hEvent);
+CUresult cuEventRecord(CUevent hEvent, CUstream hStream);
+CUresult cuEventSynchronize(CUevent hEvent);
+CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent,
+                           unsigned int Flags);
+
 /* Stream capture and graphs (Graph.c): what is queued on a capturing
    stream is recorded, not run, and runs when the graph is launched. */
 CUresult cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode mode);
@@ -148,6 +164,9 @@ CUresult cuGraphDestroy(CUgraph hGraph);
 /* Memory. */
 CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize);
 CUresult cuMemFree(CUdeviceptr dptr);
+/* Page-locked host memory (host memory like any other here). */
+CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags);
+CUresult cuMemFreeHost(void *p);
 CUresult cuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void *srcHost,
                            size_t ByteCount, CUstream hStream);
 CUresult cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr srcDevice,

@@ -15,6 +15,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -91,12 +92,22 @@ public:
   /// the ranks with NCCL if any), the step after the first runs as one
   /// CUDA graph (grad, the average, adamw; docs/cuda.md), so the host sees
   /// the loss only after the update; elsewhere the two calls as above.
-  /// \p hyper as adamw's.
+  /// \p hyper as adamw's. \p whileRunning, if any, runs once the step's
+  /// work is queued and before the host waits for it: a one-graph step's
+  /// device runs it meanwhile (stageBatch the next batch there).
   std::pair<LossValues, float>
   trainStep(const std::vector<float *> &params, const int32_t *tokens,
             const int32_t *targets, const std::vector<float *> &grads,
             const std::vector<float *> &m, const std::vector<float *> &v,
-            const float hyper[3]) const;
+            const float hyper[3],
+            const std::function<void()> &whileRunning = {}) const;
+
+  /// Starts uploading the next grad call's \p tokens and \p targets
+  /// while the device runs the current step (a cuda package that can;
+  /// not with sharded streams): that call copies them on the device if
+  /// they still hold the same values when it runs, and uploads them
+  /// otherwise. Returns whether they were staged.
+  bool stageBatch(const int32_t *tokens, const int32_t *targets) const;
 
   /// The `hyper` of step \p step (1-based) at learning rate \p lr:
   /// [lr, 1 - beta1^step, 1 - beta2^step], with the betas the compiled

@@ -233,6 +233,18 @@ void *mixrt_device_alloc(uint64_t size);
 void mixrt_device_free(void *ptr);
 int mixrt_device_upload(void *device, const void *host, uint64_t size);
 int mixrt_device_download(void *host, const void *device, uint64_t size);
+/* An input uploaded ahead of the call that reads it, while the package's
+ * stream runs the current one: stage copies `size` bytes from `host` into
+ * page-locked memory and starts their upload into slot `slot`'s staging
+ * buffer (slots 0-7) on a stream of its own. take_staged, as the later
+ * call prepares its arguments, copies the staged bytes into `device` on
+ * the package's stream once the upload has ended, and returns 1, if the
+ * slot holds exactly the `size` bytes now at `host`; else it returns 0
+ * (nothing staged there, or something else: the caller uploads). -1 on
+ * failure. Optional: packages before them lack them. */
+int mixrt_device_stage(int slot, const void *host, uint64_t size);
+int mixrt_device_take_staged(int slot, void *device, const void *host,
+                             uint64_t size);
 
 /* The gradients' average over data-parallel ranks through NCCL. */
 int mixrt_nccl_unique_id(void *id);
@@ -317,6 +329,8 @@ int mixrt_device_profile(mixrt_device_profile_t *out, const char *title,
 #define MIXRT_DEVICE_FREE_SYMBOL "mixrt_device_free"
 #define MIXRT_DEVICE_UPLOAD_SYMBOL "mixrt_device_upload"
 #define MIXRT_DEVICE_DOWNLOAD_SYMBOL "mixrt_device_download"
+#define MIXRT_DEVICE_STAGE_SYMBOL "mixrt_device_stage"
+#define MIXRT_DEVICE_TAKE_STAGED_SYMBOL "mixrt_device_take_staged"
 #define MIXRT_NCCL_UNIQUE_ID_SYMBOL "mixrt_nccl_unique_id"
 #define MIXRT_NCCL_INIT_SYMBOL "mixrt_nccl_init"
 #define MIXRT_NCCL_AVERAGE_SYMBOL "mixrt_nccl_average"

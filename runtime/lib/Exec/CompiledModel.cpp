@@ -194,12 +194,15 @@ std::pair<LossValues, float> CompiledModel::trainStep(
     const std::vector<float *> &params, const int32_t *tokens,
     const int32_t *targets, const std::vector<float *> &grads,
     const std::vector<float *> &m, const std::vector<float *> &v,
-    const float hyper[3]) const {
+    const float hyper[3], const std::function<void()> &whileRunning) const {
   std::vector<const float *> constParams(params.begin(), params.end()),
       constGrads(grads.begin(), grads.end());
   if (!device) {
     LossValues loss = grad(constParams, tokens, targets, grads);
-    return {loss, adamw(params, constGrads, m, v, hyper)};
+    float norm = adamw(params, constGrads, m, v, hyper);
+    if (whileRunning)
+      whileRunning();
+    return {loss, norm};
   }
   if (grads.size() != params.size() || params.size() != manifest.params.size())
     fail("internal error: a training step of ", manifest.params.size(),
@@ -219,8 +222,18 @@ std::pair<LossValues, float> CompiledModel::trainStep(
   std::vector<Device::Call> calls{
       {gradEntry, "grad", 1, localGrad.data(), {}, {}},
       {adamwEntry, "adamw", 2, localAdamw.data(), {}, {}}};
-  device->runStep(manifest, calls, ncclRanks);
+  device->runStep(manifest, calls, ncclRanks, whileRunning);
   return {loss, norm};
+}
+
+bool CompiledModel::stageBatch(const int32_t *tokens,
+                               const int32_t *targets) const {
+  if (!device || manifest.streamShards > 1)
+    return false;
+  // grad's arguments: the parameters, then the tokens and the targets.
+  size_t first = manifest.params.size();
+  return device->stageInput(manifest, "grad", first, tokens) &&
+         device->stageInput(manifest, "grad", first + 1, targets);
 }
 
 std::array<float, 3> CompiledModel::adamwHyperparameters(int64_t step,

@@ -13,6 +13,7 @@
 #include "mixrt/Environment.h"
 #include "mixrt/Error.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -52,6 +53,12 @@ CompiledModel::Device::bind(void *handle, const char *&missing) {
       ::dlsym(handle, MIXRT_DEVICE_PROFILE_SYMBOL));
   device->ncclInitStreams = reinterpret_cast<decltype(device->ncclInitStreams)>(
       ::dlsym(handle, MIXRT_NCCL_INIT_STREAMS_SYMBOL));
+  device->stage = reinterpret_cast<decltype(device->stage)>(
+      ::dlsym(handle, MIXRT_DEVICE_STAGE_SYMBOL));
+  device->takeStaged = reinterpret_cast<decltype(device->takeStaged)>(
+      ::dlsym(handle, MIXRT_DEVICE_TAKE_STAGED_SYMBOL));
+  if (!device->stage || !device->takeStaged)
+    device->stage = nullptr, device->takeStaged = nullptr;
   if (cudaGraphsWanted()) {
     device->beginGraph = reinterpret_cast<decltype(device->beginGraph)>(
         ::dlsym(handle, MIXRT_DEVICE_BEGIN_GRAPH_SYMBOL));
@@ -115,11 +122,24 @@ void CompiledModel::Device::prepare(const Manifest &manifest, Call &call,
       failWith(manifest, "allocating the arguments");
     call.device[i] = entryBuffers[i];
   }
-  // The inputs: a kept one only if its device copy is stale.
+  // The inputs: a kept one only if its device copy is stale; another from
+  // its staging buffer if it was staged with these bytes (stageInput).
   for (size_t i = 0; i < sizes.numInputs; ++i) {
     Kept *k = call.kept[i];
     if (k && k->deviceCurrent)
       continue;
+    if (!k && takeStaged) {
+      auto slot = std::find(stageSlots.begin(), stageSlots.end(),
+                            std::pair<std::string, size_t>(call.name, i));
+      if (slot != stageSlots.end()) {
+        int taken = takeStaged(int(slot - stageSlots.begin()), call.device[i],
+                               call.host[i], sizes.bytes[i]);
+        if (taken < 0)
+          failWith(manifest, "taking a staged input");
+        if (taken == 1)
+          continue;
+      }
+    }
     if (upload(call.device[i], call.host[i], sizes.bytes[i]) != 0)
       failWith(manifest, "copying the inputs");
     if (k)
@@ -209,11 +229,33 @@ bool CompiledModel::Device::canRunAsOneGraph(const Manifest &manifest,
   return true;
 }
 
+bool CompiledModel::Device::stageInput(const Manifest &manifest,
+                                       const char *entry, size_t index,
+                                       const void *host) {
+  const Manifest::EntryArgs &sizes = manifest.entryArgs.at(entry);
+  if (!stage || index >= sizes.numInputs)
+    return false;
+  std::pair<std::string, size_t> key(entry, index);
+  auto slot = std::find(stageSlots.begin(), stageSlots.end(), key);
+  if (slot == stageSlots.end()) {
+    if (stageSlots.size() == kMaxStageSlots)
+      return false;
+    slot = stageSlots.insert(stageSlots.end(), key);
+  }
+  if (stage(int(slot - stageSlots.begin()), host, sizes.bytes[index]) != 0)
+    failWith(manifest, "staging an input");
+  ++transfersSinceStep;
+  return true;
+}
+
 void CompiledModel::Device::runStep(const Manifest &manifest,
-                                    std::vector<Call> &calls, int ncclRanks) {
+                                    std::vector<Call> &calls, int ncclRanks,
+                                    const std::function<void()> &whileRunning) {
   if (!canRunAsOneGraph(manifest, calls)) {
     for (Call &c : calls)
       call(manifest, c.entry, c.name, c.index, c.host, 0, ncclRanks);
+    if (whileRunning)
+      whileRunning();
     return;
   }
   // Every input first: what grad writes into kept buffers counts as on the
@@ -238,8 +280,14 @@ void CompiledModel::Device::runStep(const Manifest &manifest,
         failWith(manifest, concat("the ", c.name, " step").c_str());
       average(manifest, c, ncclRanks);
     }
+  // The graph launched (a replay) runs while the host stages what comes
+  // next; a step being captured is launched by endStep.
+  if (started == 1 && whileRunning)
+    whileRunning();
   if (endStep() != 0)
     failWith(manifest, "the training step");
+  if (started == 0 && whileRunning)
+    whileRunning();
   for (Call &c : calls)
     finish(manifest, c);
 }

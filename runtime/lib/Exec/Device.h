@@ -21,7 +21,10 @@
 //    hyperparameters and gradient norm, and every argument of a caller that
 //    keeps nothing) has a device buffer of its entry point, allocated at
 //    its first use, and is copied in before each call and out after it, as
-//    the runtime always did.
+//    the runtime always did; an input staged ahead of the call (the next
+//    training step's tokens and targets, uploaded while a step runs:
+//    stageInput) is copied on the device from its staging buffer instead,
+//    if it still holds the same bytes.
 // The entry point gets the device buffers in its argument order.
 //
 //===----------------------------------------------------------------------===//
@@ -33,6 +36,7 @@
 #include "mixrt/PackageABI.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -61,6 +65,14 @@ struct CompiledModel::Device {
   /// Optional likewise (packages from before step graphs lack them).
   decltype(&mixrt_device_begin_step) beginStep = nullptr;
   decltype(&mixrt_device_end_step) endStep = nullptr;
+  /// Optional likewise (packages from before staged inputs lack them).
+  decltype(&mixrt_device_stage) stage = nullptr;
+  decltype(&mixrt_device_take_staged) takeStaged = nullptr;
+  /// The arguments staged ahead of their calls (stageInput), by slot:
+  /// (entry point, argument index).
+  std::vector<std::pair<std::string, size_t>> stageSlots;
+  /// The slots the support code has (mixrt_device_stage).
+  static constexpr size_t kMaxStageSlots = 8;
   /// MIXRT_CUDA_PROFILE=1 and the package can: the support code counts
   /// what the device does, and reportStep prints it for each training step
   /// (and the destructor for the calls after the last one).
@@ -131,8 +143,18 @@ struct CompiledModel::Device {
   /// cannot be (no step graphs, an entry point not called before, or a
   /// buffer that one call writes and a later one reads not kept on the
   /// device), the calls are made one by one as call() makes them.
+  /// \p whileRunning, if any, runs once the step's work is queued and
+  /// before the host waits for it (with one graph launched, while the
+  /// device runs it): where the next step's inputs are staged.
   void runStep(const Manifest &manifest, std::vector<Call> &calls,
-               int ncclRanks);
+               int ncclRanks, const std::function<void()> &whileRunning = {});
+
+  /// Starts uploading \p host, input \p index of entry point \p entry
+  /// (not a kept buffer), for that entry's next call, which takes it from
+  /// the staging buffer if it still holds the same bytes (prepare). False
+  /// when the package cannot stage (the next call uploads as always).
+  bool stageInput(const Manifest &manifest, const char *entry, size_t index,
+                  const void *host);
 
   /// Keeps the \p bytes at \p host in device memory from now on, its host
   /// copy current: uploaded now with \p upload, else when a call first

@@ -171,11 +171,14 @@ private:
 
   // A step.
   std::optional<int> runStep();
-  void drawBatch(BatchSampler &sampler);
+  void drawBatch(BatchSampler &sampler, std::vector<int32_t> &tokensOut,
+                 std::vector<int32_t> &targetsOut);
+  void stageNextBatch(int64_t step, const BatchSampler &sampler);
   LossValues computeGradients(int64_t step);
   float update(int64_t step, double lr);
   bool oneCallStep() const;
-  std::pair<LossValues, float> trainStep(int64_t step, double lr);
+  std::pair<LossValues, float> trainStep(int64_t step, double lr,
+                                         const BatchSampler &sampler);
   bool isEvalStep(int64_t step) const {
     return step % evalEvery == 0 || step == o.steps;
   }
@@ -220,6 +223,9 @@ private:
   int64_t tokensPerStep;
   uint64_t span;
   std::vector<int32_t> tokens, targets;
+  /// The next step's batch, drawn while the device runs a step and staged
+  /// for upload (stageNextBatch).
+  std::vector<int32_t> nextTokens, nextTargets;
   Clock::time_point start;
   int64_t firstStep = 0;
   double lastVal = NAN;
@@ -430,10 +436,10 @@ std::optional<int> Trainer::runStep() {
   int64_t step = state.step + 1;
   auto t0 = Clock::now();
   BatchSampler sampler{state.sampler};
-  drawBatch(sampler);
+  drawBatch(sampler, tokens, targets);
   double lr = learningRate(step, o.steps, warmup, o.lr);
   auto [loss, gradNorm] =
-      oneCallStep() ? trainStep(step, lr)
+      oneCallStep() ? trainStep(step, lr, sampler)
                     : std::pair{computeGradients(step), update(step, lr)};
   model.reportDeviceStep(concat("step ", step));
   state.step = step;
@@ -457,15 +463,17 @@ std::optional<int> Trainer::runStep() {
   return checkStopSignals(step);
 }
 
-/// This rank's share of the step's sequences, into tokens and targets.
-void Trainer::drawBatch(BatchSampler &sampler) {
+/// This rank's share of the step's sequences, into \p tokensOut and
+/// \p targetsOut.
+void Trainer::drawBatch(BatchSampler &sampler, std::vector<int32_t> &tokensOut,
+                        std::vector<int32_t> &targetsOut) {
   std::vector<uint64_t> offsets;
   for (int64_t i = 0; i < dataRanks * manifest.batch; ++i) {
     uint64_t offset = sampler.next() % (span + 1);
     if (i / manifest.batch == dataRank)
       offsets.push_back(offset);
   }
-  fillBatch(trainData, offsets, manifest.seq, tokens, targets);
+  fillBatch(trainData, offsets, manifest.seq, tokensOut, targetsOut);
 }
 
 /// The loss and gradients of the batch, averaged over the data ranks.
@@ -486,17 +494,34 @@ bool Trainer::oneCallStep() const {
 }
 
 /// grad and adamw as one step: the host sees the loss after the update, so
-/// a non-finite one is reported as found after it (gradients first).
-std::pair<LossValues, float> Trainer::trainStep(int64_t step, double lr) {
+/// a non-finite one is reported as found after it (gradients first). While
+/// the device runs it, the next step's batch is drawn from \p sampler (as
+/// it stands after this step's) and staged.
+std::pair<LossValues, float> Trainer::trainStep(int64_t step, double lr,
+                                                const BatchSampler &sampler) {
   std::array<float, 3> hyper = model.adamwHyperparameters(step, lr);
   auto [loss, gradNorm] =
       model.trainStep(ptrs(state.params), tokens.data(), targets.data(),
-                      ptrs(grads), ptrs(state.m), ptrs(state.v), hyper.data());
+                      ptrs(grads), ptrs(state.m), ptrs(state.v), hyper.data(),
+                      [&] { stageNextBatch(step, sampler); });
   if (!std::isfinite(loss.loss))
     failNonFinite(step, "the loss", loss.loss, /*afterUpdate=*/true);
   if (!std::isfinite(gradNorm))
     failNonFinite(step, "the gradient norm", gradNorm, /*afterUpdate=*/true);
   return {loss, gradNorm};
+}
+
+/// Draws step \p step + 1's batch (if the run has one) from a copy of
+/// \p sampler and starts its upload: the next step draws the same batch
+/// again (the sampler's state is only committed with its step, so a
+/// checkpoint or a stop in between changes nothing) and finds it on the
+/// device.
+void Trainer::stageNextBatch(int64_t step, const BatchSampler &sampler) {
+  if (step >= o.steps || step == o.stopAfter)
+    return;
+  BatchSampler next{sampler.state};
+  drawBatch(next, nextTokens, nextTargets);
+  model.stageBatch(nextTokens.data(), nextTargets.data());
 }
 
 /// The compiled AdamW update; returns the gradient norm.

@@ -470,6 +470,89 @@ TEST(CUDAEmulator, AllocCopyRoundTrip) {
   EXPECT_STREQ(mixrt_device_error(), "");
 }
 
+TEST(CUDAEmulator, EventsAndPageLockedMemory) {
+  setUpEmulator();
+  CUevent event;
+  ASSERT_EQ(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+  EXPECT_EQ(cuEventCreate(&event, 0x40), CUDA_ERROR_INVALID_VALUE);
+  CUstream stream;
+  ASSERT_EQ(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  // Work is done when queued: a wait for an event, recorded or not, has
+  // nothing to wait for.
+  EXPECT_EQ(cuStreamWaitEvent(stream, event, 0), CUDA_SUCCESS);
+  EXPECT_EQ(cuEventRecord(event, stream), CUDA_SUCCESS);
+  EXPECT_EQ(cuEventSynchronize(event), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamWaitEvent(nullptr, event, 0), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamWaitEvent(stream, event, 1), CUDA_ERROR_INVALID_VALUE);
+  // Not on a capturing stream (no step's graph takes events).
+  ASSERT_EQ(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL),
+            CUDA_SUCCESS);
+  EXPECT_NE(cuEventRecord(event, stream), CUDA_SUCCESS);
+  CUgraph graph = nullptr;
+  cuStreamEndCapture(stream, &graph);
+  if (graph)
+    cuGraphDestroy(graph);
+  EXPECT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
+  EXPECT_EQ(cuEventDestroy(event), CUDA_SUCCESS);
+  EXPECT_EQ(cuEventSynchronize(event), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuEventDestroy(event), CUDA_ERROR_INVALID_HANDLE);
+
+  void *pinned = nullptr;
+  ASSERT_EQ(cuMemHostAlloc(&pinned, 64, 0), CUDA_SUCCESS);
+  std::memset(pinned, 7, 64);
+  DeviceBuffer a(64);
+  EXPECT_EQ(cuMemcpyHtoDAsync(a.ptr, pinned, 64, nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFreeHost(pinned), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFreeHost(pinned), CUDA_ERROR_INVALID_VALUE);
+  std::vector<uint8_t> heap(8);
+  EXPECT_EQ(cuMemFreeHost(heap.data()), CUDA_ERROR_INVALID_VALUE);
+  std::vector<uint8_t> back(64);
+  EXPECT_EQ(cuMemcpyDtoHAsync(back.data(), a.ptr, 64, nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(back, std::vector<uint8_t>(64, 7));
+}
+
+TEST(CUDAEmulator, StagedInputsAreTakenOnlyUnchanged) {
+  setUpEmulator();
+  std::vector<int32_t> batch = {1, 2, 3, 4, 5, 6};
+  size_t bytes = batch.size() * sizeof(int32_t);
+  void *device = mixrt_device_alloc(bytes);
+  // Nothing staged in slot 1: the caller uploads.
+  EXPECT_EQ(mixrt_device_take_staged(1, device, batch.data(), bytes), 0);
+  ASSERT_EQ(mixrt_device_stage(1, batch.data(), bytes), 0)
+      << mixrt_device_error();
+  // The host may reuse its buffer at once: the staged copy is its own.
+  std::vector<int32_t> staged = batch;
+  batch.assign(batch.size(), -1);
+  // Other bytes, or another size, are not what was staged.
+  EXPECT_EQ(mixrt_device_take_staged(1, device, batch.data(), bytes), 0);
+  EXPECT_EQ(mixrt_device_take_staged(1, device, staged.data(), bytes - 4), 0);
+  EXPECT_EQ(mixrt_device_take_staged(1, device, staged.data(), bytes), 1);
+  EXPECT_EQ(download<int32_t>(device, staged.size()), staged);
+  // Taken once: the next call uploads unless staged again.
+  EXPECT_EQ(mixrt_device_take_staged(1, device, staged.data(), bytes), 0);
+  std::vector<int32_t> longer = {9, 8, 7, 6, 5, 4, 3, 2};
+  void *device2 = mixrt_device_alloc(longer.size() * sizeof(int32_t));
+  ASSERT_EQ(mixrt_device_stage(1, longer.data(), 32), 0);
+  EXPECT_EQ(mixrt_device_take_staged(1, device2, longer.data(), 32), 1);
+  EXPECT_EQ(download<int32_t>(device2, longer.size()), longer);
+  EXPECT_STREQ(mixrt_device_error(), "");
+  mixrt_device_free(device);
+  mixrt_device_free(device2);
+}
+
+TEST(CUDAEmulatorDeathTest, StagingSlotOutOfRangeIsAnError) {
+  EXPECT_EXIT(
+      {
+        setUpEmulator();
+        int32_t x = 0;
+        if (mixrt_device_stage(8, &x, 4) == 0)
+          std::exit(0);
+        std::fprintf(stderr, "%s\n", mixrt_device_error());
+        std::exit(1);
+      },
+      ::testing::ExitedWithCode(1), "slot 8 is not in \\[0, 8\\)");
+}
+
 TEST(CUDAEmulator, PointerMemoryType) {
   setUpEmulator();
   DeviceBuffer a(100);
