@@ -23,7 +23,7 @@ from mixrt_profile import ESTIMATE, HEADING  # noqa: E402
 BF16_PEAK = 989e12  # the H200's dense BF16 tensor-core peak, FLOP/s
 LAYERS = 12
 PARTS = ("total", "kernels", "arithmetic", "products", "launches", "copies",
-         "collectives")
+         "collectives", "hidden_collectives")
 COUNTS = ("launches", "products", "collectives", "collective_bytes",
           "wire_bytes", "read", "written", "gflop", "product_bytes")
 # The runtime's estimate of the products (runtime/lib/Exec/DeviceProfile.h):
@@ -109,10 +109,11 @@ def main():
               f"{one['d']}, {one['n'] / 1e6:.0f} M parameters in the model "
               f"FLOPs; {one['batch']} x {one['seq']} tokens a step in all\n")
         print("| GPUs | layout | per-GPU batch | estimated step | of it "
-              "NCCL all-reduces | NCCL launches, bytes sent a GPU | kernel "
+              "NCCL all-reduces | behind the backward pass | NCCL launches, "
+              "bytes sent a GPU | kernel "
               "launches + products a GPU | training state a GPU | speed-up | "
               "efficiency | MFU |")
-        print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for g in map(int, gpus):
             for kind in ("streams", "data"):
                 if g == 1 and kind == "data":
@@ -132,6 +133,7 @@ def main():
                 share = e["collectives"] / e["total"]
                 print(f"| {g} | {layout} | {c['batch']} | {e['total']:.2f} ms "
                       f"| {e['collectives']:.2f} ms ({100 * share:.1f}%) | "
+                      f"{e['hidden_collectives']:.2f} ms | "
                       f"{k['collectives']:.0f}, {k['wire_bytes'] / 1e6:.1f} MB "
                       f"| {k['launches'] + k['products']:.0f} | "
                       f"{c['state'] / 2**30:.2f} GiB | "
@@ -145,10 +147,12 @@ def main():
           "shards sum over the stream group inside the step, a layer: the "
           "mixture's partial output forward (T x d_ff), the gradients of "
           "its replicated input (T x d) and gate and a scalar backward; "
-          "data ranks average every gradient after grad (one NCCL "
-          "group). NCCL: 10 us a launch plus what a GPU sends (a ring's "
+          "data ranks average the gradients in buckets of 25 MB (one NCCL "
+          "group each) on a stream of their own while the backward pass "
+          "runs. NCCL: 10 us a launch plus what a GPU sends (a ring's "
           "2 (R - 1) / R of the payload) at NVLink's 450 GB/s a direction "
-          "(900 GB/s both ways), not overlapped with compute; every other "
+          "(900 GB/s both ways); the all-reduces column is what the work "
+          "after them does not hide, the next what it does; every other "
           "part is the one-GPU estimate's (docs/cuda.md). Training state: "
           "the parameters a GPU holds (its part of the stream kernels, the "
           "rest whole), their gradients and AdamW moments, float32; "

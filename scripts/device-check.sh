@@ -17,7 +17,8 @@
 #      of ~1e-3 a product compounding through the layers), 5e-2 for BF16
 #      (8-bit mantissa);
 #      and the dense model's gradients again through NCCL's all-reduce
-#      (MIXRT_NCCL=1: a one-rank communicator, as one GPU allows);
+#      (MIXRT_NCCL=1: a one-rank communicator, as one GPU allows), in
+#      buckets during the backward pass;
 #   2. throughput: `mix-run train` of dense and cMoLLM (N = 4) at the
 #      small benchmark size, tokens/s the median of steps 6-20;
 #   3. the host CPU's bf16 products (mixc --precision bf16): the gradients
@@ -159,9 +160,10 @@ run() {
   done
   # The gradients' average through NCCL (MIXRT_NCCL=1 makes a one-rank
   # communicator, the most one GPU allows: NCCL refuses two ranks on one
-  # device): the same gradients must come back through ncclAllReduce.
+  # device): the same gradients must come back through ncclAllReduce, in
+  # buckets of 50 kB on the averaging stream while the backward pass runs.
   if [ "$target" = cuda ]; then
-    if MIXRT_NCCL=1 "$runner" grad $dir/pkgs/dense.mixpkg --params $dir/ref/dense.params.safetensors \
+    if MIXRT_NCCL=1 MIXRT_NCCL_BUCKET_MB=0.05 "$runner" grad $dir/pkgs/dense.mixpkg --params $dir/ref/dense.params.safetensors \
         --batch $dir/ref/dense.batch.safetensors --out $dir/dense-nccl.safetensors \
         2> $dir/dense-nccl.log; then
       python3 $dir/src/compare.py $dir/ref/dense.grad.safetensors $dir/dense-nccl.safetensors \

@@ -21,7 +21,8 @@ HEADING = re.compile(
     r"(?P<h2d>\d+) to the device \((?P<h2d_bytes>\d+) bytes\), (?P<d2h>\d+) "
     r"from it \((?P<d2h_bytes>\d+) bytes\), (?P<d2d>\d+) on it "
     r"\((?P<d2d_bytes>\d+) bytes\)(?:; NCCL all-reduces: (?P<collectives>\d+) "
-    r"\((?P<collective_bytes>\d+) bytes, (?P<wire_bytes>\d+) sent a rank\))?"
+    r"\((?P<collective_bytes>\d+) bytes, (?P<wire_bytes>\d+) sent a rank"
+    r"(?:; (?P<hidden_ms>[0-9.e+-]+) ms of them behind the backward pass)?\))?"
     r"(?:; (?P<graphs>\d+) CUDA graph launches "
     r"\((?P<graph_nodes>\d+) of the above in them\))?$")
 KERNEL = re.compile(
@@ -35,4 +36,6 @@ ESTIMATE = re.compile(
     r"ms .* products (?P<products>[0-9.e+-]+) ms "
     r"\+ launches (?P<launches>[0-9.e+-]+) ms .* copies "
     r"(?P<copies>[0-9.e+-]+) ms [^+]*"
-    r"(?:\+ all-reduces (?P<collectives>[0-9.e+-]+) ms)?")
+    r"(?:\+ all-reduces (?P<collectives>[0-9.e+-]+) ms \([^;)]*"
+    r"(?:; (?P<hidden_collectives>[0-9.e+-]+) ms more behind the backward "
+    r"pass)?\))?")

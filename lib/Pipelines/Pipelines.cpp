@@ -151,6 +151,7 @@ void mlir::mix::buildBufferizePipeline(
   remat.elementwise = options.recomputeElementwise;
   onTensors.addPass(createMixRematerializePass(remat));
   onTensors.addPass(createMixUpdateArgumentsInPlacePass());
+  onTensors.addPass(createMixRecordEntryOutputsPass());
   // Compute what is materialized in a destination (mix-update-arguments-
   // in-place) in that destination where the reads allow, bufferize with
   // identity layouts at function boundaries, turn results into
@@ -267,6 +268,9 @@ void mlir::mix::buildCUDAKernelsPipeline(
                         "gpu-kernel-outlining");
   pm.addPass(createMixMergeGPUModulesPass());
   pm.addPass(createMixKernelMemRefOffsetsPass());
+  // Where each of grad's outputs is final: a data-parallel run averages it
+  // from there while the backward pass goes on.
+  pm.addPass(createMixGradientReadyPointsPass());
   // What the profile reports: the bytes each kernel moves, as estimated
   // from the kernels the device (or the emulator) runs.
   pm.addPass(createMixRecordKernelTrafficPass());

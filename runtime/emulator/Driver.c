@@ -121,6 +121,11 @@ static const ErrorInfo errorInfo[] = {
      "operation failed due to a previous error during capture"},
     {CUDA_ERROR_STREAM_CAPTURE_UNMATCHED, "CUDA_ERROR_STREAM_CAPTURE_UNMATCHED",
      "the capture was not initiated in this stream"},
+    {CUDA_ERROR_STREAM_CAPTURE_UNJOINED, "CUDA_ERROR_STREAM_CAPTURE_UNJOINED",
+     "the capture sequence contains a fork that was not joined to the "
+     "primary stream"},
+    {CUDA_ERROR_STREAM_CAPTURE_ISOLATION, "CUDA_ERROR_STREAM_CAPTURE_ISOLATION",
+     "dependency created on uncaptured work in another stream"},
     {CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT",
      "operation would make the legacy stream depend on a capturing blocking "
      "stream"},
@@ -446,12 +451,14 @@ CUresult cuStreamQuery(CUstream hStream) {
 /* ---- Events ------------------------------------------------------------ */
 
 /* Work is done when it is queued: an event is complete once recorded. The
-   checks are the ones a device makes (a live event, a live stream) and
-   one it does not: events on a capturing stream are refused, since no
-   step's graph takes them (cuStreamSynchronize's rule). */
+   checks are the ones a device makes (a live event, a live stream). On a
+   capturing stream an event marks the capture's work instead, for the
+   streams that wait for it to fork from the capture or join it
+   (Graph.c). */
 struct CUevent_st {
   unsigned flags;
   int recorded;
+  MixEmuCaptureMark mark;  /* where it was last recorded */
   struct CUevent_st *next; /* the live events */
 };
 
@@ -479,6 +486,7 @@ CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags) {
     return mixemuError(CUDA_ERROR_OUT_OF_MEMORY, "cuEventCreate");
   e->flags = Flags;
   e->recorded = 0;
+  memset(&e->mark, 0, sizeof e->mark);
   e->next = events;
   events = e;
   *phEvent = e;
@@ -507,7 +515,7 @@ CUresult cuEventRecord(CUevent hEvent, CUstream hStream) {
   if (status == CUDA_SUCCESS)
     status = mixemuCheckStream(hStream, what);
   if (status == CUDA_SUCCESS)
-    status = mixemuCheckNotCapturing(hStream, what);
+    status = mixemuRecordCaptured(hStream, &hEvent->mark);
   if (status == CUDA_SUCCESS)
     hEvent->recorded = 1;
   return status;
@@ -529,8 +537,9 @@ CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent,
     status = mixemuCheckStream(hStream, what);
   if (status == CUDA_SUCCESS && Flags != 0)
     status = mixemuError(CUDA_ERROR_INVALID_VALUE, "%s: flags must be 0", what);
-  return status != CUDA_SUCCESS ? status
-                                : mixemuCheckNotCapturing(hStream, what);
+  return status != CUDA_SUCCESS
+             ? status
+             : mixemuWaitCaptured(hStream, &hEvent->mark, what);
 }
 
 /* ---- Profile ----------------------------------------------------------- */

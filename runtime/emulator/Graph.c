@@ -21,6 +21,17 @@
  * returns CUDA_ERROR_STREAM_CAPTURE_INVALIDATED and no graph. Work on a
  * stream that is not capturing still runs at once.
  *
+ * A capture forks and joins as on a device: an event recorded on a
+ * capturing stream marks its work so far; a stream that is not capturing
+ * and waits for such an event joins the capture (its work goes into the
+ * same graph); the origin stream (the one cuStreamBeginCapture named)
+ * waiting for an event a forked stream recorded after its last work joins
+ * that work back. cuStreamEndCapture of the origin fails with
+ * CUDA_ERROR_STREAM_CAPTURE_UNJOINED while a forked stream has work the
+ * origin did not wait for, and the forked streams stop capturing with it.
+ * A replay runs the nodes of every stream in the order the host queued
+ * them, one order the dependencies allow.
+ *
  *===----------------------------------------------------------------------===*/
 
 #include "Internal.h"
@@ -49,16 +60,23 @@ struct CUgraphExec_st {
   Nodes *nodes;
 };
 
-/* The captures in progress (the emulator has one thread: a short list). */
+/* The streams capturing (the emulator has one thread: a short list): an
+   origin stream, and the streams its capture forked into, which share its
+   graph. */
 typedef struct Capture {
   CUstream stream;
   CUgraph graph;
   CUstreamCaptureMode mode;
   int invalidated;
+  uint64_t id;          /* the capture's number, shared by its forks */
+  struct Capture *root; /* a forked stream's origin; NULL for the origin */
+  uint64_t queued;      /* the work this stream queued in the capture */
+  uint64_t joined;      /* how much of it the origin waited for */
   struct Capture *next;
 } Capture;
 
 static Capture *captures;
+static uint64_t lastCaptureId;
 
 static void release(Nodes *nodes) {
   if (!nodes || --nodes->references > 0)
@@ -102,13 +120,95 @@ CUresult mixemuCaptureOf(CUstream stream, const char *what, CUgraph *graph) {
                        "invalidated",
                        what, (void *)stream);
   *graph = c->graph;
+  ++c->queued; /* the caller queues its work in the graph */
   return CUDA_SUCCESS;
 }
 
+/* Invalidates the capture that records into `graph`, on every stream. */
 static void invalidateCaptureOf(CUgraph graph) {
   for (Capture *c = captures; c; c = c->next)
     if (c->graph == graph)
       c->invalidated = 1;
+}
+
+static Capture *findCaptureById(uint64_t id, CUstream stream) {
+  for (Capture *c = captures; c; c = c->next)
+    if (c->id == id && c->stream == stream)
+      return c;
+  return NULL;
+}
+
+CUresult mixemuRecordCaptured(CUstream stream, MixEmuCaptureMark *mark) {
+  mark->capture = 0;
+  mark->stream = stream;
+  mark->queued = 0;
+  Capture *c = isLegacy(stream) ? NULL : findCapture(stream);
+  if (!c)
+    return CUDA_SUCCESS;
+  if (c->invalidated)
+    return mixemuError(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
+                       "cuEventRecord on stream %p, whose capture an earlier "
+                       "call invalidated",
+                       (void *)stream);
+  mark->capture = c->id;
+  mark->queued = c->queued;
+  return CUDA_SUCCESS;
+}
+
+CUresult mixemuWaitCaptured(CUstream stream, const MixEmuCaptureMark *mark,
+                            const char *what) {
+  Capture *waiting = isLegacy(stream) ? NULL : findCapture(stream);
+  if (!mark->capture) {
+    if (!waiting)
+      return CUDA_SUCCESS; /* the event's work has run */
+    invalidateCaptureOf(waiting->graph);
+    return mixemuError(CUDA_ERROR_STREAM_CAPTURE_ISOLATION,
+                       "%s: stream %p is capturing and the event was not "
+                       "recorded in its capture (the capture is invalidated)",
+                       what, (void *)stream);
+  }
+  Capture *recorder = findCaptureById(mark->capture, mark->stream);
+  if (!recorder)
+    return mixemuError(CUDA_ERROR_STREAM_CAPTURE_ISOLATION,
+                       "%s: the event was recorded in a capture that has "
+                       "ended",
+                       what);
+  Capture *root = recorder->root ? recorder->root : recorder;
+  if (waiting) {
+    Capture *waitingRoot = waiting->root ? waiting->root : waiting;
+    if (waitingRoot != root) {
+      invalidateCaptureOf(waiting->graph);
+      invalidateCaptureOf(root->graph);
+      return mixemuError(CUDA_ERROR_STREAM_CAPTURE_ISOLATION,
+                         "%s: stream %p waits for an event of another "
+                         "capture (both are invalidated)",
+                         what, (void *)stream);
+    }
+    /* The origin waiting joins back what the event marks. */
+    if (waiting == root && recorder->joined < mark->queued)
+      recorder->joined = mark->queued;
+    return CUDA_SUCCESS;
+  }
+  if (isLegacy(stream) || stream == CU_STREAM_PER_THREAD) {
+    invalidateCaptureOf(root->graph);
+    return mixemuError(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT,
+                       "%s: the legacy stream waits for a capture's event "
+                       "(the capture is invalidated)",
+                       what);
+  }
+  /* A stream outside the capture forks from it. */
+  Capture *fork = (Capture *)malloc(sizeof *fork);
+  if (!fork) {
+    invalidateCaptureOf(root->graph);
+    return mixemuError(CUDA_ERROR_OUT_OF_MEMORY, "%s", what);
+  }
+  *fork = *root;
+  fork->stream = stream;
+  fork->root = root;
+  fork->queued = fork->joined = 0;
+  fork->next = captures;
+  captures = fork;
+  return CUDA_SUCCESS;
 }
 
 CUresult mixemuAddNode(CUgraph graph, MixEmuNodeFn run, void *payload,
@@ -149,11 +249,23 @@ CUresult mixemuCheckNotCapturing(CUstream stream, const char *what) {
   Capture *c = isLegacy(stream) ? NULL : findCapture(stream);
   if (!c)
     return CUDA_SUCCESS;
-  c->invalidated = 1;
+  invalidateCaptureOf(c->graph);
   return mixemuError(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
                      "%s of stream %p, which is capturing: nothing of the "
                      "capture has run (the capture is invalidated)",
                      what, (void *)stream);
+}
+
+/* Takes the forked streams of `root` out of the capture. */
+static void endForks(const Capture *root) {
+  for (Capture **link = &captures; *link;)
+    if ((*link)->root == root) {
+      Capture *fork = *link;
+      *link = fork->next;
+      free(fork);
+    } else {
+      link = &(*link)->next;
+    }
 }
 
 void mixemuForgetCapture(CUstream stream) {
@@ -161,7 +273,12 @@ void mixemuForgetCapture(CUstream stream) {
     if ((*link)->stream == stream) {
       Capture *c = *link;
       *link = c->next;
-      cuGraphDestroy(c->graph);
+      if (c->root) { /* a forked stream: its origin cannot join it now */
+        invalidateCaptureOf(c->graph);
+      } else {
+        endForks(c);
+        cuGraphDestroy(c->graph);
+      }
       free(c);
       return;
     }
@@ -210,6 +327,9 @@ CUresult cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode mode) {
   c->graph = graph;
   c->mode = mode;
   c->invalidated = 0;
+  c->id = ++lastCaptureId;
+  c->root = NULL;
+  c->queued = c->joined = 0;
   c->next = captures;
   captures = c;
   return CUDA_SUCCESS;
@@ -231,13 +351,29 @@ CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph) {
     return mixemuError(CUDA_ERROR_STREAM_CAPTURE_UNMATCHED,
                        "%s: stream %p is not capturing", what, (void *)hStream);
   Capture *c = *link;
+  if (c->root)
+    return mixemuError(CUDA_ERROR_STREAM_CAPTURE_UNMATCHED,
+                       "%s: stream %p joined the capture of stream %p, which "
+                       "ends it",
+                       what, (void *)hStream, (void *)c->root->stream);
+  const Capture *unjoined = NULL;
+  for (const Capture *f = captures; f && !unjoined; f = f->next)
+    if (f->root == c && f->queued > f->joined)
+      unjoined = f;
+  CUstream unjoinedStream = unjoined ? unjoined->stream : NULL;
   *link = c->next;
+  endForks(c);
   int invalidated = c->invalidated;
-  if (invalidated)
+  if (invalidated || unjoinedStream)
     cuGraphDestroy(c->graph);
   else
     *phGraph = c->graph;
   free(c);
+  if (unjoinedStream && !invalidated)
+    return mixemuError(CUDA_ERROR_STREAM_CAPTURE_UNJOINED,
+                       "%s: stream %p joined the capture of stream %p and "
+                       "queued work that stream never waited for",
+                       what, (void *)unjoinedStream, (void *)hStream);
   return invalidated ? mixemuError(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
                                    "%s: a call during the capture of stream "
                                    "%p invalidated it (see that call's error)",

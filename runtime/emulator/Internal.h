@@ -178,6 +178,25 @@ CUresult mixemuCheckNotCapturing(CUstream stream, const char *what);
 /* Ends the capture of a stream being destroyed, if any. */
 void mixemuForgetCapture(CUstream stream);
 
+/* Where an event was recorded: in which capture (0: none, its work has
+   run), on which stream, after how much of that stream's captured work. */
+typedef struct {
+  uint64_t capture;
+  CUstream stream;
+  uint64_t queued;
+} MixEmuCaptureMark;
+
+/* cuEventRecord's part in captures: marks the work `stream` has queued in
+   its capture, if it captures. */
+CUresult mixemuRecordCaptured(CUstream stream, MixEmuCaptureMark *mark);
+
+/* cuStreamWaitEvent's: a stream outside a capture that waits for an event
+   recorded in it joins the capture; the origin stream waiting joins back
+   what the event marks; a capturing stream may wait only for its own
+   capture's events (CUDA_ERROR_STREAM_CAPTURE_ISOLATION). */
+CUresult mixemuWaitCaptured(CUstream stream, const MixEmuCaptureMark *mark,
+                            const char *what);
+
 /* ---- Profile ----------------------------------------------------------- */
 
 extern MixEmuProfile mixemuProfileCounters;

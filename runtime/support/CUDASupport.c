@@ -524,10 +524,17 @@ static void printProfile(const char *title) {
       (unsigned long long)counts.copyBytes[2]);
   if (counts.collectives && len > 0 && (size_t)len < sizeof line)
     len += snprintf(line + len, sizeof line - (size_t)len,
-                    "; NCCL all-reduces: %llu (%llu bytes, %llu sent a rank)",
+                    "; NCCL all-reduces: %llu (%llu bytes, %llu sent a rank",
                     (unsigned long long)counts.collectives,
                     (unsigned long long)counts.collectiveBytes,
                     (unsigned long long)counts.collectiveWireBytes);
+  if (counts.collectives && counts.collectiveHiddenSeconds > 0 && len > 0 &&
+      (size_t)len < sizeof line)
+    len += snprintf(line + len, sizeof line - (size_t)len,
+                    "; %.4g ms of them behind the backward pass",
+                    counts.collectiveHiddenSeconds * 1e3);
+  if (counts.collectives && len > 0 && (size_t)len < sizeof line)
+    len += snprintf(line + len, sizeof line - (size_t)len, ")");
   if (counts.graphLaunches && len > 0 && (size_t)len < sizeof line)
     snprintf(line + len, sizeof line - (size_t)len,
              "; %llu CUDA graph launches (%llu of the above in them)",
@@ -674,6 +681,8 @@ static int profileDelta(Graph *g) {
   d->collectives = now.collectives - d->collectives;
   d->collectiveBytes = now.collectiveBytes - d->collectiveBytes;
   d->collectiveWireBytes = now.collectiveWireBytes - d->collectiveWireBytes;
+  d->collectiveHiddenSeconds =
+      now.collectiveHiddenSeconds - d->collectiveHiddenSeconds;
   d->graphLaunches = 1;
   d->graphNodes =
       d->launches + d->matmuls + d->memsets + d->copies[2] + d->collectives;
@@ -726,6 +735,7 @@ static void profileReplay(const Graph *g) {
   counts.collectives += d->collectives;
   counts.collectiveBytes += d->collectiveBytes;
   counts.collectiveWireBytes += d->collectiveWireBytes;
+  counts.collectiveHiddenSeconds += d->collectiveHiddenSeconds;
   counts.graphLaunches += 1;
   counts.graphNodes += d->graphNodes;
   for (int64_t i = 0; i < g->numKernels && i < numKernelCounts; ++i)
@@ -1652,16 +1662,231 @@ int mixrt_nccl_average(void *const *buffers, const uint64_t *floats,
   return waitForRanks(comms, 1, "averaging across the ranks with NCCL");
 }
 
+/* ---- The average overlapped with the backward pass ---------------------- */
+
+/* As DDP does: grad's outputs are averaged in buckets while the backward
+   pass goes on. The compiled code calls mix_gradient_ready after the last
+   use of each output (the gradients of the last layers come first); once
+   the ready ones hold bucketFloats floats, the package's stream records an
+   event, the averaging stream waits for it and all-reduces the bucket in
+   one NCCL group, and the package's stream goes on with the kernels before
+   it. mixrt_nccl_end_average sends the rest and makes the package's stream
+   wait for the averaging stream: nothing after the call (adamw, a copy
+   down) sees a gradient before its average. Every bucket's all-reduce is
+   over buffers nothing later in the call touches, so the two streams
+   share no buffer while both run. */
+
+enum { kMaxBuckets = 256 };
+
+static struct {
+  int armed;
+  int count;
+  void **buffers;
+  uint64_t *floats;
+  unsigned char *sent;
+  int *pending; /* the bucket being filled: indices into buffers */
+  int numPending;
+  uint64_t pendingFloats, bucketFloats;
+  int buckets; /* sent on the averaging stream this call */
+  CUstream stream;
+  CUevent ready, averaged;
+  /* For the profile: the estimated time of the package's own work when
+     each bucket was sent, and each bucket's time on the links. */
+  double workAt[kMaxBuckets], linkSeconds[kMaxBuckets];
+} overlap;
+
+/* The package's work so far, in seconds, weighed as the runtime's estimate
+   weighs it (DeviceProfile.cpp: kernels, arithmetic, products, launches). */
+static double workSeconds(void) {
+  double peak =
+      counts.matmulBF16 ? MIXRT_H200_BF16_FLOPS : MIXRT_H200_TF32_FLOPS;
+  double perLaunch = capturingStep || capturingEntry >= 0
+                         ? MIXRT_H200_GRAPH_NODE_SECONDS
+                         : MIXRT_H200_LAUNCH_SECONDS;
+  return (double)(counts.kernelBytesRead + counts.kernelBytesWritten +
+                  counts.memsetBytes) /
+             MIXRT_H200_MEMORY_BANDWIDTH +
+         counts.kernelFlops / MIXRT_H200_FP32_FLOPS +
+         counts.kernelMmaFlops / peak + counts.matmulSeconds +
+         (double)(counts.launches + counts.matmuls + counts.memsets +
+                  counts.copies[2]) *
+             perLaunch;
+}
+
+/* Sends the pending bucket. */
+static int sendBucket(void) {
+  if (overlap.numPending == 0)
+    return 0;
+  const char *what = "averaging a bucket of gradients with NCCL";
+  if (!checkCu(cuEventRecord(overlap.ready, stream), what) ||
+      !checkCu(cuStreamWaitEvent(overlap.stream, overlap.ready, 0), what) ||
+      !checkNccl(nccl.groupStart(), "ncclGroupStart"))
+    return -1;
+  for (int p = 0; p < overlap.numPending; ++p) {
+    int i = overlap.pending[p];
+    if (!checkNccl(nccl.allReduce(overlap.buffers[i], overlap.buffers[i],
+                                  (size_t)overlap.floats[i], kNcclFloat32,
+                                  kNcclAvg, nccl.comm, overlap.stream),
+                   "ncclAllReduce")) {
+      nccl.groupEnd();
+      return -1;
+    }
+    overlap.sent[i] = 1;
+  }
+  if (!checkNccl(nccl.groupEnd(), "ncclGroupEnd"))
+    return -1;
+  if (profileOn()) {
+    uint64_t wire = counts.collectiveWireBytes;
+    profileCollective(1, overlap.pendingFloats, nccl.ranks);
+    int b = overlap.buckets < kMaxBuckets ? overlap.buckets : kMaxBuckets - 1;
+    if (b == overlap.buckets) /* later ones join the last one's */
+      overlap.workAt[b] = workSeconds(), overlap.linkSeconds[b] = 0;
+    overlap.linkSeconds[b] += (double)(counts.collectiveWireBytes - wire) /
+                                  MIXRT_H200_LINK_BANDWIDTH +
+                              MIXRT_H200_COLLECTIVE_SECONDS;
+  }
+  ++overlap.buckets;
+  overlap.numPending = 0;
+  overlap.pendingFloats = 0;
+  return 0;
+}
+
+/* What of the buckets' link time the work after them hides: the averaging
+   stream runs them in order, each from when it was sent, and the step ends
+   when both streams have; what ends later than the package's own work is
+   exposed (the latest of each bucket's send plus the link time of it and
+   every later one). */
+static double hiddenSeconds(void) {
+  int n = overlap.buckets < kMaxBuckets ? overlap.buckets : kMaxBuckets;
+  double end = workSeconds(), exposed = 0, after = 0;
+  for (int b = n - 1; b >= 0; --b) {
+    after += overlap.linkSeconds[b];
+    double late = (overlap.workAt[b] - end) + after;
+    if (late > exposed)
+      exposed = late;
+  }
+  return after - exposed; /* 0 when the last bucket holds every output */
+}
+
+static void releaseOverlap(void) {
+  free(overlap.buffers);
+  free(overlap.floats);
+  free(overlap.sent);
+  free(overlap.pending);
+  overlap.buffers = NULL;
+  overlap.floats = NULL;
+  overlap.sent = NULL;
+  overlap.pending = NULL;
+  overlap.count = 0;
+}
+
+int mixrt_nccl_begin_average(void *const *buffers, const uint64_t *floats,
+                             int count, uint64_t bucketFloats) {
+  const char *what = "mixrt_nccl_begin_average";
+  if (!nccl.comm) {
+    setError(what, "no NCCL communicator");
+    return -1;
+  }
+  if (failed() || !initDevice())
+    return -1;
+  if (overlap.armed) {
+    setError(what, "an average is under way (internal error)");
+    return -1;
+  }
+  if (!overlap.stream &&
+      (!checkCu(cuStreamCreate(&overlap.stream, CU_STREAM_NON_BLOCKING),
+                what) ||
+       !checkCu(cuEventCreate(&overlap.ready, CU_EVENT_DISABLE_TIMING), what) ||
+       !checkCu(cuEventCreate(&overlap.averaged, CU_EVENT_DISABLE_TIMING),
+                what)))
+    return -1;
+  if (count > overlap.count) {
+    releaseOverlap();
+    size_t n = (size_t)count;
+    overlap.buffers = (void **)malloc(n * sizeof(void *));
+    overlap.floats = (uint64_t *)malloc(n * sizeof(uint64_t));
+    overlap.sent = (unsigned char *)malloc(n);
+    overlap.pending = (int *)malloc(n * sizeof(int));
+    if (!overlap.buffers || !overlap.floats || !overlap.sent ||
+        !overlap.pending) {
+      releaseOverlap();
+      setError(what, "out of host memory");
+      return -1;
+    }
+  }
+  overlap.count = count;
+  for (int i = 0; i < count; ++i) {
+    overlap.buffers[i] = buffers[i];
+    overlap.floats[i] = floats[i];
+    overlap.sent[i] = 0;
+  }
+  overlap.numPending = 0;
+  overlap.pendingFloats = 0;
+  overlap.bucketFloats = bucketFloats ? bucketFloats : 1;
+  overlap.buckets = 0;
+  overlap.armed = 1;
+  return 0;
+}
+
+void mix_gradient_ready(void *data) {
+  if (!overlap.armed || failed())
+    return;
+  for (int i = 0; i < overlap.count; ++i)
+    if (overlap.buffers[i] == data && !overlap.sent[i]) {
+      int queued = 0;
+      for (int p = 0; p < overlap.numPending && !queued; ++p)
+        queued = overlap.pending[p] == i;
+      if (queued)
+        return;
+      overlap.pending[overlap.numPending++] = i;
+      overlap.pendingFloats += overlap.floats[i];
+      if (overlap.pendingFloats >= overlap.bucketFloats)
+        sendBucket();
+      return;
+    }
+}
+
+int mixrt_nccl_end_average(void) {
+  if (!overlap.armed) {
+    setError("mixrt_nccl_end_average", "no average is under way (internal "
+                                       "error)");
+    return -1;
+  }
+  overlap.armed = 0;
+  if (failed())
+    return -1;
+  /* What the compiled code did not mark (nothing, from a package built
+     with the pass) goes in the last bucket. */
+  for (int i = 0; i < overlap.count; ++i) {
+    int queued = overlap.sent[i];
+    for (int p = 0; p < overlap.numPending && !queued; ++p)
+      queued = overlap.pending[p] == i;
+    if (!queued) {
+      overlap.pending[overlap.numPending++] = i;
+      overlap.pendingFloats += overlap.floats[i];
+    }
+  }
+  if (sendBucket() != 0)
+    return -1;
+  const char *what = "waiting for the gradients' average";
+  if (!checkCu(cuEventRecord(overlap.averaged, overlap.stream), what) ||
+      !checkCu(cuStreamWaitEvent(stream, overlap.averaged, 0), what))
+    return -1;
+  if (profileOn())
+    counts.collectiveHiddenSeconds += hiddenSeconds();
+  return 0;
+}
+
 /* Waits for the call's work: with the deadline of waitForRanks when it
-   may hold NCCL's sums (the stream group's, or a step graph's average),
-   which wait for the other ranks. */
+   may hold NCCL's sums (the stream group's, the gradients' average in the
+   call or in a step's graph), which wait for the other ranks. */
 static int waitForStep(void) {
   const char *what = "the kernels of the step";
   MixNcclCommRef *comms[2];
   int count = 0;
   if (nccl.streams)
     comms[count++] = &nccl.streams;
-  if (nccl.comm && stepGraph.exec)
+  if (nccl.comm)
     comms[count++] = &nccl.comm;
   if (count == 0)
     return checkCu(cuStreamSynchronize(stream), what) ? 0 : -1;
@@ -1735,6 +1960,13 @@ __attribute__((destructor)) static void releaseDevice(void) {
   recorded = NULL;
   recordedCount = recordedCapacity = 0;
   releaseStages();
+  releaseOverlap();
+  if (ready && overlap.stream) {
+    cuEventDestroy(overlap.ready);
+    cuEventDestroy(overlap.averaged);
+    cuStreamDestroy(overlap.stream);
+  }
+  overlap.stream = NULL;
   if (ready) {
     if (workspace)
       cuMemFree(workspace);

@@ -53,6 +53,11 @@ std::string entryPointSymbol(llvm::StringRef name);
 inline constexpr llvm::StringLiteral kEntrySignatureAttr =
     "mix.entry_signature";
 
+/// On a function, from bufferization on (mix-record-entry-outputs): how
+/// many of its arguments, the last, are the out-parameters its results
+/// became.
+inline constexpr llvm::StringLiteral kEntryOutputsAttr = "mix.entry_outputs";
+
 /// The memref argument types \p fn records in kEntrySignatureAttr, or
 /// failure if it has none (or a malformed one).
 FailureOr<SmallVector<MemRefType>> getEntrySignature(Operation *fn);

@@ -291,6 +291,22 @@ def MixUpdateArgumentsInPlacePass
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
 }
 
+def MixRecordEntryOutputsPass
+    : Pass<"mix-record-entry-outputs", "::mlir::func::FuncOp"> {
+  let summary = "Record how many out-parameters bufferization will append";
+  let description = [{
+    On tensors, right before bufferization (after
+    `mix-update-arguments-in-place`, which drops the results it writes
+    into arguments): marks each defined function that returns results with
+    `mix.entry_outputs = N`, the number of its results. After
+    `buffer-results-to-out-params` its last N arguments are those results'
+    buffers, which nothing else in the IR tells apart from the inputs; the
+    passes that treat an entry point's outputs specially (the gradients'
+    ready points of the cuda target) read the mark. A function without
+    results is left unmarked.
+  }];
+}
+
 def MixWriteResultsInPlacePass
     : InterfacePass<"mix-write-results-in-place",
                   "::mlir::FunctionOpInterface"> {

@@ -250,6 +250,24 @@ int mixrt_device_take_staged(int slot, void *device, const void *host,
 int mixrt_nccl_unique_id(void *id);
 int mixrt_nccl_init(const void *id, int ranks, int rank, double timeout);
 int mixrt_nccl_average(void *const *buffers, const uint64_t *floats, int count);
+/* The same average overlapped with the call that writes the buffers (grad):
+ * begin_average, before the call's host code, names the buffers; the
+ * compiled code calls mix_gradient_ready on each as soon as nothing later
+ * in the call reads or writes it, and once the ready buffers hold at least
+ * bucketFloats floats they are averaged, in one NCCL group on a stream of
+ * their own that waits for the package's stream there, while the package's
+ * stream goes on; end_average, after the host code, averages the buffers
+ * not yet sent and makes the package's stream wait for every bucket. In a
+ * captured call or step the fork and join are captured with it. 0, or -1
+ * with the message in mixrt_device_error. Optional: packages before them
+ * lack them (and call mixrt_nccl_average after the call). */
+int mixrt_nccl_begin_average(void *const *buffers, const uint64_t *floats,
+                             int count, uint64_t bucketFloats);
+int mixrt_nccl_end_average(void);
+/* Called by the compiled code of grad after the last use of each of its
+ * outputs (mix-gradient-ready-points); does nothing unless a
+ * begin_average is under way. */
+void mix_gradient_ready(void *data);
 /* The stream group of a package compiled with --stream-shards R: joins its
  * NCCL communicator (the id from mixrt_nccl_unique_id, made by the group's
  * first rank), after which mix_comm_rank is `rank` and mix_comm_all_reduce
@@ -294,6 +312,14 @@ typedef struct {
      bound by its bytes takes that long whatever the others' FLOPs.
      Appended: a package from before leaves it 0. */
   double matmulSeconds;
+  /* Of the NCCL all-reduces' time by the figures below (their ring's bytes
+     over the links and a latency each), the part that ran behind the
+     package's own work: an all-reduce of gradients begun during the
+     backward pass (mixrt_nccl_begin_average) on its own stream, while the
+     kernels and products after it run. The support code weighs that work
+     as the runtime's estimate does. Appended: a package from before
+     leaves it 0. */
+  double collectiveHiddenSeconds;
 } mixrt_device_profile_t;
 
 /* The H200 figures of the profile's estimate (SXM, HBM3e): bytes/s and
@@ -303,6 +329,15 @@ typedef struct {
 #define MIXRT_H200_MEMORY_BANDWIDTH 4.8e12
 #define MIXRT_H200_TF32_FLOPS 494e12
 #define MIXRT_H200_BF16_FLOPS 989e12
+/* The rest of its figures, assumptions until a device measures them
+ * (DeviceProfile.h says where each comes from): float32 on the CUDA
+ * cores, FLOP/s; a launch from the host, and one in a CUDA graph, s;
+ * NVLink 4 bytes/s a rank sends, and NCCL's latency a collective, s. */
+#define MIXRT_H200_FP32_FLOPS 67e12
+#define MIXRT_H200_LAUNCH_SECONDS 3e-6
+#define MIXRT_H200_GRAPH_NODE_SECONDS 1e-6
+#define MIXRT_H200_LINK_BANDWIDTH 450e9
+#define MIXRT_H200_COLLECTIVE_SECONDS 10e-6
 
 /* Copies the counts since the last call into *out and starts new ones;
  * with print, first writes them to stderr (by kernel and by product site)
@@ -334,6 +369,9 @@ int mixrt_device_profile(mixrt_device_profile_t *out, const char *title,
 #define MIXRT_NCCL_UNIQUE_ID_SYMBOL "mixrt_nccl_unique_id"
 #define MIXRT_NCCL_INIT_SYMBOL "mixrt_nccl_init"
 #define MIXRT_NCCL_AVERAGE_SYMBOL "mixrt_nccl_average"
+#define MIX_GRADIENT_READY_SYMBOL "mix_gradient_ready"
+#define MIXRT_NCCL_BEGIN_AVERAGE_SYMBOL "mixrt_nccl_begin_average"
+#define MIXRT_NCCL_END_AVERAGE_SYMBOL "mixrt_nccl_end_average"
 #define MIXRT_NCCL_INIT_STREAMS_SYMBOL "mixrt_nccl_init_streams"
 
 #ifdef __cplusplus

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -59,6 +60,18 @@ CompiledModel::Device::bind(void *handle, const char *&missing) {
       ::dlsym(handle, MIXRT_DEVICE_TAKE_STAGED_SYMBOL));
   if (!device->stage || !device->takeStaged)
     device->stage = nullptr, device->takeStaged = nullptr;
+  double bucketMegabytes = ncclBucketMegabytes();
+  if (bucketMegabytes > 0) {
+    device->ncclBeginAverage =
+        reinterpret_cast<decltype(device->ncclBeginAverage)>(
+            ::dlsym(handle, MIXRT_NCCL_BEGIN_AVERAGE_SYMBOL));
+    device->ncclEndAverage = reinterpret_cast<decltype(device->ncclEndAverage)>(
+        ::dlsym(handle, MIXRT_NCCL_END_AVERAGE_SYMBOL));
+    if (!device->ncclBeginAverage || !device->ncclEndAverage)
+      device->ncclBeginAverage = nullptr, device->ncclEndAverage = nullptr;
+    device->bucketFloats =
+        std::max<uint64_t>(1, uint64_t(bucketMegabytes * 1e6 / sizeof(float)));
+  }
   if (cudaGraphsWanted()) {
     device->beginGraph = reinterpret_cast<decltype(device->beginGraph)>(
         ::dlsym(handle, MIXRT_DEVICE_BEGIN_GRAPH_SYMBOL));
@@ -147,6 +160,22 @@ void CompiledModel::Device::prepare(const Manifest &manifest, Call &call,
   }
 }
 
+namespace {
+/// A call's outputs on the device and their sizes in floats: what the
+/// gradients' average over the ranks takes.
+struct Outputs {
+  std::vector<void *> buffers;
+  std::vector<uint64_t> floats;
+  Outputs(const Manifest &manifest, const char *entry,
+          const std::vector<void *> &device) {
+    const Manifest::EntryArgs &sizes = manifest.entryArgs.at(entry);
+    buffers.assign(device.begin() + sizes.numInputs, device.end());
+    for (size_t i = sizes.numInputs; i < sizes.bytes.size(); ++i)
+      floats.push_back(sizes.bytes[i] / sizeof(float));
+  }
+};
+} // namespace
+
 void CompiledModel::Device::average(const Manifest &manifest, const Call &call,
                                     int ncclRanks) {
   if (ncclRanks <= 0 || std::strcmp(call.name, "grad") != 0)
@@ -154,14 +183,31 @@ void CompiledModel::Device::average(const Manifest &manifest, const Call &call,
   // Every output of grad (the three loss terms, then the gradients) is
   // averaged over the ranks on the device, where the gradients stay if
   // they are kept there.
-  const Manifest::EntryArgs &sizes = manifest.entryArgs.at(call.name);
-  std::vector<void *> outputs(call.device.begin() + sizes.numInputs,
-                              call.device.end());
-  std::vector<uint64_t> floats;
-  for (size_t i = sizes.numInputs; i < sizes.bytes.size(); ++i)
-    floats.push_back(sizes.bytes[i] / sizeof(float));
-  if (ncclAverage(outputs.data(), floats.data(), int(outputs.size())) != 0)
+  Outputs outputs(manifest, call.name, call.device);
+  if (ncclAverage(outputs.buffers.data(), outputs.floats.data(),
+                  int(outputs.buffers.size())) != 0)
     failWith(manifest, "averaging the gradients over the ranks");
+}
+
+bool CompiledModel::Device::averagesInCall(const Call &call,
+                                           int ncclRanks) const {
+  return ncclRanks > 0 && ncclBeginAverage &&
+         std::strcmp(call.name, "grad") == 0;
+}
+
+bool CompiledModel::Device::runEntry(const Manifest &manifest, Call &call,
+                                     int ncclRanks) {
+  bool overlapped = averagesInCall(call, ncclRanks);
+  if (overlapped) {
+    Outputs outputs(manifest, call.name, call.device);
+    if (ncclBeginAverage(outputs.buffers.data(), outputs.floats.data(),
+                         int(outputs.buffers.size()), bucketFloats) != 0)
+      failWith(manifest, "averaging the gradients over the ranks");
+  }
+  call.entry(call.device.data());
+  if (overlapped && ncclEndAverage() != 0)
+    failWith(manifest, "averaging the gradients over the ranks");
+  return overlapped;
 }
 
 void CompiledModel::Device::finish(const Manifest &manifest, Call &call) {
@@ -190,13 +236,16 @@ void CompiledModel::Device::call(const Manifest &manifest,
   prepare(manifest, c, numArgs);
   // From the second call of an entry point on, its work is one CUDA graph
   // launch: the host code runs only when the graph is captured.
-  bool replayed = false;
+  // The overlapped average is part of the call and of its graph.
+  bool replayed = false, averaged = false;
   if (beginGraph)
     replayed = beginGraph(index, c.device.data(), c.device.size()) == 1;
   else
     begin(index);
   if (!replayed)
-    entry(c.device.data());
+    averaged = runEntry(manifest, c, ncclRanks);
+  else
+    averaged = averagesInCall(c, ncclRanks);
   if (end() != 0)
     failWith(manifest, concat("the ", name, " step").c_str());
   if (index >= 0) {
@@ -204,7 +253,8 @@ void CompiledModel::Device::call(const Manifest &manifest,
       called.resize(index + 1);
     called[index] = true;
   }
-  average(manifest, c, ncclRanks);
+  if (!averaged)
+    average(manifest, c, ncclRanks);
   finish(manifest, c);
 }
 
@@ -275,10 +325,11 @@ void CompiledModel::Device::runStep(const Manifest &manifest,
   if (started == 0)
     for (Call &c : calls) {
       begin(c.index);
-      c.entry(c.device.data());
+      bool averaged = runEntry(manifest, c, ncclRanks);
       if (end() != 0)
         failWith(manifest, concat("the ", c.name, " step").c_str());
-      average(manifest, c, ncclRanks);
+      if (!averaged)
+        average(manifest, c, ncclRanks);
     }
   // The graph launched (a replay) runs while the host stages what comes
   // next; a step being captured is launched by endStep.
@@ -319,6 +370,20 @@ bool mixrt::cudaGraphsWanted() {
                     "point, after the first as a CUDA graph",
                     "launch every kernel from the host")
       .value_or(true);
+}
+
+double mixrt::ncclBucketMegabytes() {
+  const char *value = std::getenv("MIXRT_NCCL_BUCKET_MB");
+  if (!value || !*value)
+    return 25;
+  char *end = nullptr;
+  double megabytes = std::strtod(value, &end);
+  if (*end != '\0' || !std::isfinite(megabytes) || megabytes < 0 ||
+      megabytes > 1e6)
+    fail("MIXRT_NCCL_BUCKET_MB is ", quote(value),
+         ", expected the megabytes of a bucket of gradients averaged during "
+         "the backward pass (0 to 1e6; 0 averages them after it)");
+  return megabytes;
 }
 
 /// Whether a cuda package run on \p ranks data-parallel ranks averages its

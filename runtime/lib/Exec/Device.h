@@ -65,6 +65,13 @@ struct CompiledModel::Device {
   /// Optional likewise (packages from before step graphs lack them).
   decltype(&mixrt_device_begin_step) beginStep = nullptr;
   decltype(&mixrt_device_end_step) endStep = nullptr;
+  /// Optional (packages from before the overlapped average lack them);
+  /// null also when MIXRT_NCCL_BUCKET_MB=0: grad's outputs are averaged
+  /// after the call (ncclAverage).
+  decltype(&mixrt_nccl_begin_average) ncclBeginAverage = nullptr;
+  decltype(&mixrt_nccl_end_average) ncclEndAverage = nullptr;
+  /// The floats of a bucket of the overlapped average.
+  uint64_t bucketFloats = 0;
   /// Optional likewise (packages from before staged inputs lack them).
   decltype(&mixrt_device_stage) stage = nullptr;
   decltype(&mixrt_device_take_staged) takeStaged = nullptr;
@@ -209,6 +216,12 @@ private:
   /// what it wrote (or the record that kept buffers have it).
   void prepare(const Manifest &manifest, Call &call, size_t numArgs);
   void average(const Manifest &manifest, const Call &call, int ncclRanks);
+  /// Runs \p call's host code; with \p ncclRanks > 0 and the overlapped
+  /// average, grad's outputs are averaged in buckets as the code marks them
+  /// ready. Returns whether it averaged them (else average() must).
+  bool runEntry(const Manifest &manifest, Call &call, int ncclRanks);
+  /// Whether \p call's outputs are averaged during it (runEntry).
+  bool averagesInCall(const Call &call, int ncclRanks) const;
   void finish(const Manifest &manifest, Call &call);
   /// Whether runStep can run \p calls as one graph (see there).
   bool canRunAsOneGraph(const Manifest &manifest,
@@ -219,6 +232,12 @@ private:
 /// point after its first as a CUDA graph: "1" or unset yes, "0" no;
 /// anything else is an error naming the variable.
 bool cudaGraphsWanted();
+
+/// MIXRT_NCCL_BUCKET_MB: the megabytes (10^6 bytes) of gradients a
+/// bucket of the overlapped average holds at least, 25 when unset (DDP's
+/// default); 0 averages everything after the backward pass. Anything but a
+/// number from 0 to 1e6 is an error naming the variable.
+double ncclBucketMegabytes();
 
 /// Whether MIXRT_CUDA_RESIDENT lets the training state live on the device:
 /// "1" or unset yes, "0" no; anything else is an error naming the

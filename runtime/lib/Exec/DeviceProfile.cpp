@@ -36,8 +36,10 @@ RooflineEstimate mixrt::estimateH200(const mixrt_device_profile_t &p) {
   e.copies = double(p.copyBytes[0] + p.copyBytes[1]) / H200::kCopyBandwidth +
              double(p.copies[0] + p.copies[1]) * H200::kCopySeconds +
              2 * double(p.copyBytes[2]) / H200::kMemoryBandwidth;
-  e.collectives = double(p.collectiveWireBytes) / H200::kLinkBandwidth +
-                  double(p.collectives) * H200::kCollectiveSeconds;
+  double collectives = double(p.collectiveWireBytes) / H200::kLinkBandwidth +
+                       double(p.collectives) * H200::kCollectiveSeconds;
+  e.hiddenCollectives = std::clamp(p.collectiveHiddenSeconds, 0.0, collectives);
+  e.collectives = collectives - e.hiddenCollectives;
   return e;
 }
 
@@ -64,13 +66,19 @@ void mixrt::accumulate(mixrt_device_profile_t &a,
   a.collectives += b.collectives;
   a.collectiveBytes += b.collectiveBytes;
   a.collectiveWireBytes += b.collectiveWireBytes;
+  a.collectiveHiddenSeconds += b.collectiveHiddenSeconds;
 }
 
 std::string mixrt::formatEstimate(const RooflineEstimate &e) {
   std::string collectives =
-      e.collectives > 0
+      e.collectives > 0 || e.hiddenCollectives > 0
           ? concat(" + all-reduces ", e.collectives * 1e3,
-                   " ms (NVLink 450 GB/s a direction, 10 us each)")
+                   " ms (NVLink 450 GB/s a direction, 10 us each",
+                   e.hiddenCollectives > 0
+                       ? concat("; ", e.hiddenCollectives * 1e3,
+                                " ms more behind the backward pass")
+                       : std::string(),
+                   ")")
           : "";
   char text[768];
   std::snprintf(text, sizeof text,

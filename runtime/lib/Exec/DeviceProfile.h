@@ -26,16 +26,16 @@ struct H200 {
   static constexpr double kBF16Flops = MIXRT_H200_BF16_FLOPS;
   /// Float32 on the CUDA cores (the kernels' own arithmetic), FLOP/s:
   /// 132 SMs x 128 lanes x 2 (a fused multiply-add) x 1.98 GHz.
-  static constexpr double kFP32Flops = 67e12;
+  static constexpr double kFP32Flops = MIXRT_H200_FP32_FLOPS;
   /// What one kernel launch costs when kernels run back to back on one
   /// stream (the host's launch and the device's gap between dependent
   /// kernels): about 3 us without CUDA graphs.
-  static constexpr double kLaunchSeconds = 3e-6;
+  static constexpr double kLaunchSeconds = MIXRT_H200_LAUNCH_SECONDS;
   /// In a CUDA graph the host's share goes: what remains of a kernel
   /// launch is the device's gap between dependent kernels, taken as 1 us,
   /// plus about 10 us a graph launch. Assumptions until a device measures
   /// them.
-  static constexpr double kGraphNodeSeconds = 1e-6;
+  static constexpr double kGraphNodeSeconds = MIXRT_H200_GRAPH_NODE_SECONDS;
   static constexpr double kGraphLaunchSeconds = 10e-6;
   /// Host-device copies: PCIe 5.0 x16 at about 50 GB/s in practice (64
   /// GB/s a direction in theory), plus about 10 us a copy.
@@ -46,8 +46,8 @@ struct H200 {
   /// (mixrt_device_profile_t::collectiveWireBytes: a ring's 2 (R - 1) / R
   /// of the payload), plus about 10 us a collective (NCCL's latency within
   /// a node). Assumptions until a device measures them.
-  static constexpr double kLinkBandwidth = 450e9;
-  static constexpr double kCollectiveSeconds = 10e-6;
+  static constexpr double kLinkBandwidth = MIXRT_H200_LINK_BANDWIDTH;
+  static constexpr double kCollectiveSeconds = MIXRT_H200_COLLECTIVE_SECONDS;
 };
 
 /// The estimate's parts, in seconds.
@@ -57,7 +57,8 @@ struct RooflineEstimate {
   double products = 0; // the products at the tensor-core peak or HBM
   double launches = 0; // every launch (kernels, products, memsets)
   double copies = 0;   // host-device copies over PCIe, device copies
-  double collectives = 0; // NCCL all-reduces over NVLink
+  double collectives = 0;       // NCCL all-reduces over NVLink, less the hidden
+  double hiddenCollectives = 0; // their time behind the backward pass
   bool bf16 = false;   // the tensor cores' rate: bf16's, else tf32's
   bool graphs = false; // some calls ran as CUDA graphs
   double total() const {
@@ -74,8 +75,10 @@ struct RooflineEstimate {
 /// its precision and its bytes at HBM bandwidth (summed over products by
 /// the support code); every launch costs kLaunchSeconds, or kGraphNodeSeconds
 /// in a CUDA graph (and kGraphLaunchSeconds a graph); copies cross PCIe; NCCL
-/// all-reduces send their ring's bytes over NVLink. The parts are added:
-/// nothing overlaps, as on one stream.
+/// all-reduces send their ring's bytes over NVLink. The parts are added,
+/// as on one stream, but for the all-reduces that ran on a stream of their
+/// own behind the backward pass: the support code's share of them hidden
+/// behind the work after them (collectiveHiddenSeconds) is not counted.
 RooflineEstimate estimateH200(const mixrt_device_profile_t &p);
 
 /// Adds \p b's counts to \p a.

@@ -470,6 +470,104 @@ TEST(CUDAEmulator, AllocCopyRoundTrip) {
   EXPECT_STREQ(mixrt_device_error(), "");
 }
 
+TEST(CUDAEmulator, CaptureForksAndJoins) {
+  setUpEmulator();
+  CUstream origin, side;
+  ASSERT_EQ(cuStreamCreate(&origin, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamCreate(&side, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  CUevent forked, joined, outside;
+  for (CUevent *e : {&forked, &joined, &outside})
+    ASSERT_EQ(cuEventCreate(e, CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+  DeviceBuffer a(16), b(16);
+  ASSERT_EQ(cuMemsetD32Async(a.ptr, 0, 4, nullptr), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD32Async(b.ptr, 0, 4, nullptr), CUDA_SUCCESS);
+  auto words = [](const DeviceBuffer &buffer) {
+    std::vector<uint32_t> host(4);
+    EXPECT_EQ(cuMemcpyDtoHAsync(host.data(), buffer.ptr, 16, nullptr),
+              CUDA_SUCCESS);
+    return host;
+  };
+  auto isCapturing = [](CUstream stream) {
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+    EXPECT_EQ(cuStreamIsCapturing(stream, &status), CUDA_SUCCESS);
+    return status == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  };
+
+  // A stream that waits for an event recorded in a capture joins it: its
+  // work is recorded, not run, until the origin waits for it back.
+  ASSERT_EQ(cuStreamBeginCapture(origin, CU_STREAM_CAPTURE_MODE_GLOBAL),
+            CUDA_SUCCESS);
+  EXPECT_EQ(cuMemsetD32Async(a.ptr, 1, 4, origin), CUDA_SUCCESS);
+  EXPECT_EQ(cuEventRecord(forked, origin), CUDA_SUCCESS);
+  EXPECT_FALSE(isCapturing(side));
+  EXPECT_EQ(cuStreamWaitEvent(side, forked, 0), CUDA_SUCCESS);
+  EXPECT_TRUE(isCapturing(side));
+  EXPECT_EQ(cuMemsetD32Async(b.ptr, 2, 4, side), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamSynchronize(side), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  EXPECT_EQ(cuMemsetD32Async(b.ptr, 2, 4, side),
+            CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+  CUgraph graph = nullptr;
+  EXPECT_EQ(cuStreamEndCapture(origin, &graph),
+            CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+  EXPECT_EQ(graph, nullptr);
+  EXPECT_FALSE(isCapturing(side));
+
+  ASSERT_EQ(cuStreamBeginCapture(origin, CU_STREAM_CAPTURE_MODE_GLOBAL),
+            CUDA_SUCCESS);
+  EXPECT_EQ(cuMemsetD32Async(a.ptr, 1, 4, origin), CUDA_SUCCESS);
+  EXPECT_EQ(cuEventRecord(forked, origin), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamWaitEvent(side, forked, 0), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemsetD32Async(b.ptr, 2, 4, side), CUDA_SUCCESS);
+  EXPECT_EQ(cuEventRecord(joined, side), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamWaitEvent(origin, joined, 0), CUDA_SUCCESS);
+  // Only the origin ends the capture, and the forked stream leaves it.
+  EXPECT_EQ(cuStreamEndCapture(side, &graph),
+            CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
+  ASSERT_EQ(cuStreamEndCapture(origin, &graph), CUDA_SUCCESS);
+  EXPECT_FALSE(isCapturing(side));
+  EXPECT_EQ(words(a), std::vector<uint32_t>(4, 0));
+  EXPECT_EQ(words(b), std::vector<uint32_t>(4, 0));
+  CUgraphExec exec = nullptr;
+  ASSERT_EQ(cuGraphInstantiateWithFlags(&exec, graph, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuGraphLaunch(exec, origin), CUDA_SUCCESS);
+  EXPECT_EQ(words(a), std::vector<uint32_t>(4, 1));
+  EXPECT_EQ(words(b), std::vector<uint32_t>(4, 2));
+  EXPECT_EQ(cuGraphExecDestroy(exec), CUDA_SUCCESS);
+  EXPECT_EQ(cuGraphDestroy(graph), CUDA_SUCCESS);
+
+  // Work the origin never waited for: no graph. The join must come after
+  // the forked stream's last work, not before it.
+  ASSERT_EQ(cuStreamBeginCapture(origin, CU_STREAM_CAPTURE_MODE_GLOBAL),
+            CUDA_SUCCESS);
+  EXPECT_EQ(cuEventRecord(forked, origin), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamWaitEvent(side, forked, 0), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemsetD32Async(b.ptr, 3, 4, side), CUDA_SUCCESS);
+  EXPECT_EQ(cuEventRecord(joined, side), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamWaitEvent(origin, joined, 0), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemsetD32Async(b.ptr, 4, 4, side), CUDA_SUCCESS);
+  graph = nullptr;
+  EXPECT_EQ(cuStreamEndCapture(origin, &graph),
+            CUDA_ERROR_STREAM_CAPTURE_UNJOINED);
+  EXPECT_EQ(graph, nullptr);
+  EXPECT_FALSE(isCapturing(side));
+
+  // A capturing stream may not wait for work outside its capture.
+  EXPECT_EQ(cuEventRecord(outside, side), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamBeginCapture(origin, CU_STREAM_CAPTURE_MODE_GLOBAL),
+            CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamWaitEvent(origin, outside, 0),
+            CUDA_ERROR_STREAM_CAPTURE_ISOLATION);
+  EXPECT_EQ(cuStreamEndCapture(origin, &graph),
+            CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+  // Nothing of the captures that failed ran.
+  EXPECT_EQ(words(b), std::vector<uint32_t>(4, 2));
+
+  for (CUevent e : {forked, joined, outside})
+    EXPECT_EQ(cuEventDestroy(e), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamDestroy(side), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamDestroy(origin), CUDA_SUCCESS);
+}
+
 TEST(CUDAEmulator, EventsAndPageLockedMemory) {
   setUpEmulator();
   CUevent event;
@@ -484,14 +582,6 @@ TEST(CUDAEmulator, EventsAndPageLockedMemory) {
   EXPECT_EQ(cuEventSynchronize(event), CUDA_SUCCESS);
   EXPECT_EQ(cuStreamWaitEvent(nullptr, event, 0), CUDA_SUCCESS);
   EXPECT_EQ(cuStreamWaitEvent(stream, event, 1), CUDA_ERROR_INVALID_VALUE);
-  // Not on a capturing stream (no step's graph takes events).
-  ASSERT_EQ(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL),
-            CUDA_SUCCESS);
-  EXPECT_NE(cuEventRecord(event, stream), CUDA_SUCCESS);
-  CUgraph graph = nullptr;
-  cuStreamEndCapture(stream, &graph);
-  if (graph)
-    cuGraphDestroy(graph);
   EXPECT_EQ(cuStreamDestroy(stream), CUDA_SUCCESS);
   EXPECT_EQ(cuEventDestroy(event), CUDA_SUCCESS);
   EXPECT_EQ(cuEventSynchronize(event), CUDA_ERROR_INVALID_HANDLE);

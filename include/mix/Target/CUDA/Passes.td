@@ -238,6 +238,38 @@ def MixKernelMemRefOffsetsPass
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def MixGradientReadyPointsPass
+    : Pass<"mix-gradient-ready-points", "::mlir::ModuleOp"> {
+  let summary = "Mark where each output of grad is final, for the "
+                "overlapped all-reduce";
+  let description = [{
+    On the host code of a cuda package (buffers, kernels outlined): in the
+    entry point named by `entry`, after the last operation that reads or
+    writes each output (`mix.entry_outputs`: the loss terms and the
+    gradients), a call `@mix_gradient_ready(base)` on the output's buffer
+    (its `memref.extract_strided_metadata` base, so `void *` in C). The
+    backward pass makes the last layers' gradients first, so their calls
+    come early. In a data-parallel run the support code averages the
+    marked buffers over the ranks in buckets on a stream of its own while
+    the rest of the backward pass runs (PackageABI.h:
+    mixrt_nccl_begin_average); otherwise the call returns at once.
+
+    "Last use" is by `leavesBufferAlone`: an operation, with what is nested
+    in it, that may read or write the output through any view of it. A
+    buffer that nothing after the call touches can be all-reduced in place
+    while the package's stream runs on. An output that nothing touches is
+    marked at the start; one whose element type is not f32 is not marked
+    (the average after the call takes it). A function without the mark, or
+    no function named `entry`, is left alone.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"grad\"",
+           "The entry point whose outputs are averaged over the ranks">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def MixRecordKernelTrafficPass
     : Pass<"mix-record-kernel-traffic", "::mlir::ModuleOp"> {
   let summary = "Record each kernel's estimated memory traffic and "
