@@ -305,12 +305,15 @@ void findProducer(Reduction &r, SmallVectorImpl<Operation *> &toHoist) {
 
 /// Where \p r's launch goes: at its producer (findProducer) when its grid
 /// of \p blocks blocks spreads the producer's elements over enough of
-/// the device (the allocation of the output moves before it), else at the
-/// reduction (no producer).
+/// the device, or when they are few enough that its threads compute them
+/// in about the steps they take to reduce anyway (a launch of their own
+/// would cost more than they do); the allocation of the output moves
+/// before it. Else at the reduction (no producer).
 Operation *launchPoint(Reduction &r, int64_t blocks) {
   constexpr int64_t kMinProducerBlocks = 128;
   SmallVector<Operation *> hoist;
-  if (blocks >= kMinProducerBlocks)
+  if (blocks >= kMinProducerBlocks ||
+      r.rows * r.length <= blocks * kMaxBlock * kMinSteps)
     findProducer(r, hoist);
   if (!r.producer)
     return r.op;

@@ -394,8 +394,11 @@ func.func @sibling_reads_output(%dx: memref<2x3x2x40xf32>, %m: memref<1x3x1x40xf
 // element once: the reduction's launch goes to the producer's place and
 // runs it where it reads its result (storing it there for the other
 // readers, here a copy in between), when its grid has at least 128
-// blocks. Not when the grid is smaller, nor when something in between may
-// touch the reduction's output (a call).
+// blocks, or when the elements are few enough for a smaller grid to
+// compute them in at most 16 steps a thread (here 64 blocks of up to 256
+// threads: 262144 elements). Not when there are more than that for a
+// smaller grid (64 x 8192), nor when something in between may touch the
+// reduction's output (a call).
 // CHECK-LABEL: func.func @producer_fused
 // CHECK-NOT:     linalg.generic
 // CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c128
@@ -405,6 +408,12 @@ func.func @sibling_reads_output(%dx: memref<2x3x2x40xf32>, %m: memref<1x3x1x40xf
 // CHECK:           arith.addf
 // CHECK:           memref.store %{{.*}}, %arg3
 // CHECK:         linalg.copy ins(%arg1 {{.*}}) outs(%arg2
+// CHECK-NOT:     linalg.generic
+// CHECK-LABEL: func.func @producer_small_grid_few_elements
+// CHECK-NOT:     linalg.generic
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c64
+// CHECK:           memref.store %{{.*}}, %arg1
+// CHECK:         linalg.copy
 // CHECK-NOT:     linalg.generic
 // CHECK-LABEL: func.func @producer_small_grid
 // CHECK:         linalg.generic
@@ -431,7 +440,7 @@ func.func @producer_fused(%a: memref<128x64xf32>, %p: memref<128x64xf32>, %q: me
   }
   return
 }
-func.func @producer_small_grid(%a: memref<64x64xf32>, %p: memref<64x64xf32>, %q: memref<64x64xf32>, %out: memref<64xf32>) {
+func.func @producer_small_grid_few_elements(%a: memref<64x64xf32>, %p: memref<64x64xf32>, %q: memref<64x64xf32>, %out: memref<64xf32>) {
   linalg.generic {indexing_maps = [#rows, #rows], iterator_types = ["parallel", "parallel"]}
       ins(%a : memref<64x64xf32>) outs(%p : memref<64x64xf32>) {
   ^bb0(%x: f32, %o: f32):
@@ -441,6 +450,22 @@ func.func @producer_small_grid(%a: memref<64x64xf32>, %p: memref<64x64xf32>, %q:
   linalg.copy ins(%p : memref<64x64xf32>) outs(%q : memref<64x64xf32>)
   linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
       ins(%p : memref<64x64xf32>) outs(%out : memref<64xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @producer_small_grid(%a: memref<64x8192xf32>, %p: memref<64x8192xf32>, %q: memref<64x8192xf32>, %out: memref<64xf32>) {
+  linalg.generic {indexing_maps = [#rows, #rows], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<64x8192xf32>) outs(%p : memref<64x8192xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.mulf %x, %x : f32
+    linalg.yield %y : f32
+  }
+  linalg.copy ins(%p : memref<64x8192xf32>) outs(%q : memref<64x8192xf32>)
+  linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%p : memref<64x8192xf32>) outs(%out : memref<64xf32>) {
   ^bb0(%x: f32, %acc: f32):
     %s = arith.addf %x, %acc fastmath<reassoc> : f32
     linalg.yield %s : f32
