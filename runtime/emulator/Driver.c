@@ -129,6 +129,9 @@ static const ErrorInfo errorInfo[] = {
     {CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT",
      "operation would make the legacy stream depend on a capturing blocking "
      "stream"},
+    {CUDA_ERROR_CAPTURED_EVENT, "CUDA_ERROR_CAPTURED_EVENT",
+     "operation not permitted on an event last recorded in a capturing "
+     "stream"},
     {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
 
@@ -522,9 +525,17 @@ CUresult cuEventRecord(CUevent hEvent, CUstream hStream) {
 }
 
 CUresult cuEventSynchronize(CUevent hEvent) {
+  const char *what = "cuEventSynchronize";
   CUresult status = mixemuCheckContext();
-  return status != CUDA_SUCCESS ? status
-                                : checkEvent(hEvent, "cuEventSynchronize");
+  if (status == CUDA_SUCCESS)
+    status = checkEvent(hEvent, what);
+  /* An event recorded in a capture marks work that has not run (and may
+     never): the driver refuses to wait for it until it is recorded again
+     outside one. */
+  if (status == CUDA_SUCCESS && hEvent->mark.capture)
+    status = mixemuError(CUDA_ERROR_CAPTURED_EVENT,
+                         "%s: the event was last recorded in a capture", what);
+  return status;
 }
 
 CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent,

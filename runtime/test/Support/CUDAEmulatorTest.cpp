@@ -520,6 +520,8 @@ TEST(CUDAEmulator, CaptureForksAndJoins) {
   EXPECT_EQ(cuMemsetD32Async(b.ptr, 2, 4, side), CUDA_SUCCESS);
   EXPECT_EQ(cuEventRecord(joined, side), CUDA_SUCCESS);
   EXPECT_EQ(cuStreamWaitEvent(origin, joined, 0), CUDA_SUCCESS);
+  // No host waits for work that has not run.
+  EXPECT_EQ(cuEventSynchronize(joined), CUDA_ERROR_CAPTURED_EVENT);
   // Only the origin ends the capture, and the forked stream leaves it.
   EXPECT_EQ(cuStreamEndCapture(side, &graph),
             CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
@@ -550,6 +552,11 @@ TEST(CUDAEmulator, CaptureForksAndJoins) {
             CUDA_ERROR_STREAM_CAPTURE_UNJOINED);
   EXPECT_EQ(graph, nullptr);
   EXPECT_FALSE(isCapturing(side));
+
+  // Recorded again outside a capture, an event can be waited for.
+  EXPECT_EQ(cuEventSynchronize(joined), CUDA_ERROR_CAPTURED_EVENT);
+  EXPECT_EQ(cuEventRecord(joined, side), CUDA_SUCCESS);
+  EXPECT_EQ(cuEventSynchronize(joined), CUDA_SUCCESS);
 
   // A capturing stream may not wait for work outside its capture.
   EXPECT_EQ(cuEventRecord(outside, side), CUDA_SUCCESS);
