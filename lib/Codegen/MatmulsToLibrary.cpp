@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Dominance.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -35,29 +36,30 @@ namespace mlir::mix {
 /// for each of A, B and C, the
 /// base pointer (a rank-0 memref, one pointer under the bare-pointer calling
 /// convention), the offset, the sizes and the strides. A and B hold
-/// \p inputType (f32 or bf16), C f32. With \p bias, an f32 vector follows
+/// \p inputType (f32 or bf16), C \p outputType (f32, or bf16 for the
+/// rounded GELU forms). With \p bias, a vector of \p outputType follows
 /// as base pointer, offset, length and stride; with \p triangle, the
-/// `mix.triangle` kind and diagonal; with \p aux, a 2-d f32 matrix as the
-/// operands are (base, offset, sizes, strides).
+/// `mix.triangle` kind and diagonal; with \p aux, a 2-d matrix of
+/// \p outputType as the operands are (base, offset, sizes, strides).
 static func::FuncOp declare(ModuleOp module, StringRef name, int64_t rank,
-                            Type inputType, bool bias, bool triangle,
-                            bool aux = false) {
+                            Type inputType, Type outputType, bool bias,
+                            bool triangle, bool aux = false) {
   if (auto f = module.lookupSymbol<func::FuncOp>(name))
     return f;
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
   SmallVector<Type> inputs{b.getI64Type()};
-  for (Type element : {inputType, inputType, Type(b.getF32Type())}) {
+  for (Type element : {inputType, inputType, outputType}) {
     inputs.push_back(MemRefType::get({}, element));
     inputs.append(1 + 2 * rank, b.getIndexType());
   }
   if (bias) {
-    inputs.push_back(MemRefType::get({}, b.getF32Type()));
+    inputs.push_back(MemRefType::get({}, outputType));
     inputs.append(3, b.getIndexType());
   }
   if (triangle)
     inputs.append(2, b.getI64Type());
   if (aux) {
-    inputs.push_back(MemRefType::get({}, b.getF32Type()));
+    inputs.push_back(MemRefType::get({}, outputType));
     inputs.append(5, b.getIndexType());
   }
   auto f = func::FuncOp::create(b, module.getLoc(), name,
@@ -213,10 +215,13 @@ namespace {
 /// GELU_AUX_BIAS or DGELU epilogue): the elementwise op it replaces, and
 /// the 2-d views, made before the product, of the pre-activation (the
 /// epilogue's auxiliary output or input) and of what the product now
-/// writes.
+/// writes. `rounded`: the op writes bf16 (--precision bf16), and so does
+/// the product, its auxiliary matrix and bias being bf16 too (cuBLASLt's
+/// rule: outside FP8 they take D's type).
 struct GeluEpilogue {
   linalg::GenericOp op;
   Value preActivation, out;
+  bool rounded = false;
 };
 } // namespace
 
@@ -277,11 +282,15 @@ static bool dominateOrHoist(Value v, Operation *op, DominanceInfo &dom) {
   return true;
 }
 
-/// Whether the 2-d views \p made (of \p of) exist and are shaped and typed
-/// as \p c; if not, the views made for the purpose are erased.
+/// Whether the 2-d views \p made (of \p of) exist and are shaped and laid
+/// out as \p c (their element type may differ); if not, the views made for
+/// the purpose are erased.
 static bool sameMatrix(Value c, ArrayRef<Value> made, ArrayRef<Value> of) {
-  bool same = llvm::all_of(
-      made, [&](Value v) { return v && v.getType() == c.getType(); });
+  auto type = cast<MemRefType>(c.getType());
+  bool same = llvm::all_of(made, [&](Value v) {
+    return v && v.getType() ==
+                    type.clone(cast<MemRefType>(v.getType()).getElementType());
+  });
   if (!same)
     for (auto [v, original] : llvm::zip(made, of))
       if (v && v != original)
@@ -307,16 +316,169 @@ static bool onlyUsedBy(Value root, ArrayRef<Operation *> ops) {
   return true;
 }
 
+/// Whether \p op writes every element of the allocation \p root without
+/// reading it: a `linalg.fill` of it, or an elementwise `linalg.generic`
+/// whose one init is it and whose body ignores the init's value.
+static bool overwrites(Operation *op, Value root) {
+  if (auto fill = dyn_cast<linalg::FillOp>(op))
+    return fill.getDpsInits()[0] == root;
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInits() != 1 ||
+      generic.getDpsInits()[0] != root ||
+      generic.getNumParallelLoops() != generic.getNumLoops() ||
+      llvm::is_contained(generic.getDpsInputs(), root))
+    return false;
+  OpOperand *init = generic.getDpsInitOperand(0);
+  return generic.getMatchingIndexingMap(init).isPermutation() &&
+         generic.getMatchingBlockArgument(init).use_empty();
+}
+
+/// The chain of reshapes from the allocation \p root to \p v, outermost
+/// last; false when \p v is not \p root or reshapes of it.
+static bool getReshapeChain(Value v, Value root,
+                            SmallVectorImpl<Operation *> &chain) {
+  while (v != root) {
+    Operation *def = v.getDefiningOp();
+    if (!isa_and_nonnull<memref::ExpandShapeOp, memref::CollapseShapeOp>(def))
+      return false;
+    chain.push_back(def);
+    v = def->getOperand(0);
+  }
+  std::reverse(chain.begin(), chain.end());
+  return true;
+}
+
+/// The readers of the value a product \p op writes in the allocation \p u
+/// (the pre-activation of a rounded GELU_AUX_BIAS epilogue): the inputs,
+/// through reshapes, of `linalg.generic` ops after \p op in its block,
+/// up to the next overwrite (bufferization reuses one buffer for each
+/// layer's U where nothing keeps them) or deallocation of \p u. False when
+/// another operation in between touches \p u (besides \p ignored: the
+/// GELU).
+static bool findValueReaders(Operation *op, Value u,
+                             ArrayRef<Operation *> ignored,
+                             SmallVectorImpl<OpOperand *> &readers) {
+  for (Operation *next = op->getNextNode(); next; next = next->getNextNode()) {
+    if (llvm::is_contained(ignored, next) ||
+        isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(next) ||
+        leavesBufferAlone(next, u))
+      continue;
+    if (auto free = dyn_cast<memref::DeallocOp>(next))
+      return free.getMemref() == u;
+    if (overwrites(next, u))
+      return true;
+    auto generic = dyn_cast<linalg::GenericOp>(next);
+    if (!generic || !leavesBufferUnwritten(next, u))
+      return false;
+    for (OpOperand *input : generic.getDpsInputOperands()) {
+      SmallVector<Operation *> chain;
+      if (getBufferRoot(input->get()) == u &&
+          !getReshapeChain(input->get(), u, chain))
+        return false;
+      if (getBufferRoot(input->get()) == u)
+        readers.push_back(input);
+    }
+  }
+  return true;
+}
+
+/// Stores the value the product \p op writes in the f32 allocation \p u
+/// as bf16 (the auxiliary matrix of a rounded GELU_AUX_BIAS epilogue takes
+/// D's type): in a bf16 allocation of its own, made before \p op and freed
+/// after its last reader, \p readers (findValueReaders) reading it
+/// through the same reshapes and widening it. Returns the allocation.
+static Value storeAsBF16(Operation *op, Value u,
+                         ArrayRef<OpOperand *> readers) {
+  OpBuilder b(op);
+  Type bf16 = b.getBF16Type();
+  auto narrow = [&](Type t) {
+    return cast<MemRefType>(cast<MemRefType>(t).clone(bf16));
+  };
+  auto u16 = memref::AllocOp::create(b, op->getLoc(), narrow(u.getType()));
+  Operation *last = op;
+  for (OpOperand *use : readers) {
+    auto generic = cast<linalg::GenericOp>(use->getOwner());
+    SmallVector<Operation *> chain;
+    getReshapeChain(use->get(), u, chain);
+    // Beside the allocation: defined before any product that may later
+    // take the reader as its epilogue.
+    b.setInsertionPointAfter(u16);
+    IRMapping map;
+    map.map(u, u16.getResult());
+    for (Operation *view : chain) {
+      Operation *copy = b.clone(*view, map);
+      copy->getResult(0).setType(narrow(view->getResult(0).getType()));
+      map.map(view->getResult(0), copy->getResult(0));
+    }
+    use->set(map.lookup(use->get()));
+    BlockArgument arg = generic.getMatchingBlockArgument(use);
+    arg.setType(bf16);
+    OpBuilder inBody = OpBuilder::atBlockBegin(arg.getOwner());
+    Value wide = arith::ExtFOp::create(inBody, generic.getLoc(),
+                                       inBody.getF32Type(), arg);
+    arg.replaceAllUsesExcept(wide, wide.getDefiningOp());
+    last = generic;
+  }
+  b.setInsertionPointAfter(last);
+  memref::DeallocOp::create(b, op->getLoc(), u16);
+  return u16;
+}
+
+/// A bf16 copy of the f32 bias row \p bias (1-d, or 1 x n) for a rounded
+/// GELU_AUX_BIAS epilogue, as a 1-d vector: rounded where the row's
+/// allocation is a function argument at the function's start (beside the
+/// weights' roundings, into whose launch it merges), else before \p op.
+static Value roundBias(Value bias, Operation *op) {
+  auto type = cast<MemRefType>(bias.getType());
+  Value row = bias;
+  if (auto expand = bias.getDefiningOp<memref::ExpandShapeOp>();
+      expand && type.getRank() == 2)
+    row = expand.getSrc();
+  auto rowType = cast<MemRefType>(row.getType());
+  OpBuilder b(op);
+  if (auto arg = dyn_cast<BlockArgument>(row);
+      arg && rowType.getRank() == 1 &&
+      arg.getOwner() == &op->getParentOfType<func::FuncOp>().front())
+    b.setInsertionPointToStart(arg.getOwner());
+  else
+    row = bias;
+  rowType = cast<MemRefType>(row.getType());
+  Location loc = op->getLoc();
+  auto out = memref::AllocOp::create(
+      b, loc, MemRefType::get(rowType.getShape(), b.getBF16Type()));
+  AffineMap id = b.getMultiDimIdentityMap(rowType.getRank());
+  SmallVector<utils::IteratorType> parallel(rowType.getRank(),
+                                            utils::IteratorType::parallel);
+  linalg::GenericOp::create(
+      b, loc, TypeRange{}, ValueRange{row}, ValueRange{out},
+      ArrayRef<AffineMap>{id, id}, parallel,
+      [](OpBuilder &nested, Location l, ValueRange args) {
+        Value rounded =
+            arith::TruncFOp::create(nested, l, nested.getBF16Type(), args[0]);
+        linalg::YieldOp::create(nested, l, rounded);
+      });
+  // Freed where the f32 row's last reader, the product, ran.
+  b.setInsertionPointAfter(op);
+  memref::DeallocOp::create(b, loc, out);
+  if (rowType.getRank() == 1)
+    return out;
+  b.setInsertionPoint(op);
+  return memref::CollapseShapeOp::create(
+      b, loc, out, ArrayRef<ReassociationIndices>{{0, 1}});
+}
+
 /// A GELU's backward step \p op (a 2-d product into zeros, C = dH, filled
 /// by \p fill) can take as cuBLASLt's DGELU epilogue: C is a fresh
 /// allocation that only the fill, the product and one elementwise op use
 /// (and frees), that op multiplies
 /// C (or its expansion) by the GELU's derivative at a pre-activation U
 /// (computesGeluGradient, identity maps) into dU, and nothing between the
-/// two touches dU or writes U. Then the product writes dU itself. Empty
+/// two touches dU or writes U. Then the product writes dU itself. With
+/// --precision bf16 the step may write dU rounded, from a bf16 U (a rounded
+/// GELU_AUX_BIAS epilogue's): the product then writes dU in bf16. Empty
 /// otherwise.
 static GeluEpilogue findGeluGradient(linalg::LinalgOp op, Operation *fill,
-                                     DominanceInfo &dom) {
+                                     bool bf16Operands, DominanceInfo &dom) {
   Value c = op.getDpsInits()[0];
   Value root = getBufferRoot(c);
   if (!root.getDefiningOp<memref::AllocOp>() || !isRowMajorMatrix(c))
@@ -326,13 +488,20 @@ static GeluEpilogue findGeluGradient(linalg::LinalgOp op, Operation *fill,
       auto generic = dyn_cast<linalg::GenericOp>(user);
       unsigned grad = 0;
       if (!isElementwiseAfter(generic, op, 2) ||
-          generic.getDpsInputs()[0] == generic.getDpsInputs()[1] ||
-          !computesGeluGradient(generic.getRegion().front(), grad) ||
+          generic.getDpsInputs()[0] == generic.getDpsInputs()[1])
+        continue;
+      Value du = generic.getDpsInits()[0];
+      bool rounded = getElementTypeOrSelf(du.getType()).isBF16();
+      if ((rounded && !bf16Operands) ||
+          !computesGeluGradient(generic.getRegion().front(), grad, rounded) ||
           generic.getDpsInputs()[grad] != view ||
           !onlyUsedBy(root, {fill, op, generic}))
         continue;
       Value u = generic.getDpsInputs()[1 - grad];
-      Value du = generic.getDpsInits()[0];
+      // The auxiliary matrix has D's type.
+      if (getElementTypeOrSelf(u.getType()) !=
+          getElementTypeOrSelf(du.getType()))
+        continue;
       Value uRoot = getBufferRoot(u), duRoot = getBufferRoot(du);
       if (!isDistinctBuffer(uRoot) || !isDistinctBuffer(duRoot) ||
           duRoot == uRoot || duRoot == root || uRoot == root)
@@ -345,7 +514,7 @@ static GeluEpilogue findGeluGradient(linalg::LinalgOp op, Operation *fill,
       Value u2 = asMatrix(b, u, expand), du2 = asMatrix(b, du, expand);
       if (!sameMatrix(c, {u2, du2}, {u, du}))
         continue;
-      return {generic, u2, du2};
+      return {generic, u2, du2, rounded};
     }
   return {};
 }
@@ -355,8 +524,13 @@ static GeluEpilogue findGeluGradient(linalg::LinalgOp op, Operation *fill,
 /// elementwise op computes the GELU of C (or its expansion; computesGelu,
 /// identity maps) into H, and nothing between the two touches H or
 /// writes U. Then the product writes H, and U as the epilogue's auxiliary
-/// output (kept for the backward pass). Empty otherwise.
-static GeluEpilogue findGeluForward(linalg::LinalgOp op, DominanceInfo &dom) {
+/// output (kept for the backward pass). With --precision bf16 the GELU may
+/// write H rounded: the product then writes H, U and reads the bias in
+/// bf16, which needs the readers of U's value to be elementwise ops
+/// (findValueReaders). Empty otherwise.
+static GeluEpilogue findGeluForward(linalg::LinalgOp op, bool bf16Operands,
+                                    SmallVectorImpl<OpOperand *> &readers,
+                                    DominanceInfo &dom) {
   Value c = op.getDpsInits()[0];
   if (getBufferRoot(c) != c || !isDistinctBuffer(c) || !isRowMajorMatrix(c))
     return {};
@@ -364,10 +538,15 @@ static GeluEpilogue findGeluForward(linalg::LinalgOp op, DominanceInfo &dom) {
     for (Operation *user : view.getUsers()) {
       auto generic = dyn_cast<linalg::GenericOp>(user);
       if (!isElementwiseAfter(generic, op, 1) ||
-          generic.getDpsInputs()[0] != view ||
-          !computesGelu(generic.getRegion().front()))
+          generic.getDpsInputs()[0] != view)
         continue;
       Value h = generic.getDpsInits()[0];
+      bool rounded = getElementTypeOrSelf(h.getType()).isBF16();
+      readers.clear();
+      if ((rounded && !bf16Operands) ||
+          !computesGelu(generic.getRegion().front(), rounded) ||
+          (rounded && !findValueReaders(op, c, {generic}, readers)))
+        continue;
       Value hRoot = getBufferRoot(h);
       if (!isDistinctBuffer(hRoot) || hRoot == c ||
           !dominateOrHoist(h, op, dom) || !clearBetween(op, generic, hRoot, c))
@@ -376,7 +555,7 @@ static GeluEpilogue findGeluForward(linalg::LinalgOp op, DominanceInfo &dom) {
       Value h2 = asMatrix(b, h, view.getDefiningOp<memref::ExpandShapeOp>());
       if (!sameMatrix(c, {h2}, {h}))
         continue;
-      return {generic, c, h2};
+      return {generic, c, h2, rounded};
     }
   return {};
 }
@@ -498,27 +677,37 @@ static bool replace(ModuleOp module, linalg::LinalgOp op, ValueRange operands,
     form = "_bias";
   GeluEpilogue gelu;
   if (form == "_set" && geluEpilogues && !triangle && rank == 2 &&
-      (gelu = findGeluGradient(op, initializer, *geluEpilogues)).op)
+      (gelu = findGeluGradient(op, initializer, input.isBF16(), *geluEpilogues))
+          .op)
     form = "_set_dgelu";
-  else if (form == "_bias" && geluEpilogues &&
-           (gelu = findGeluForward(op, *geluEpilogues)).op)
+  SmallVector<OpOperand *> uReaders;
+  if (form == "_bias" && geluEpilogues && !gelu.op &&
+      (gelu = findGeluForward(op, input.isBF16(), uReaders, *geluEpilogues)).op)
     form = "_bias_gelu";
-  std::string name = (callee + (triangle ? "_tri" : "") + form +
-                      (input.isBF16() ? "_bf16" : ""))
-                         .str();
+  // A rounded epilogue's D, auxiliary matrix and bias are bf16.
+  std::string name =
+      (callee + (triangle ? "_tri" : "") + form +
+       (input.isBF16() ? "_bf16" : "") + (gelu.rounded ? "_to_bf16" : ""))
+          .str();
   bool vectorArg =
       form == "_bias" || form == "_bias_gelu" || form == "_set_bgrad";
-  func::FuncOp fn = declare(module, name, rank, input, vectorArg,
-                            bool(triangle), /*aux=*/bool(gelu.op));
   OpBuilder b(op);
+  Type output = gelu.rounded ? b.getBF16Type() : b.getF32Type();
+  func::FuncOp fn = declare(module, name, rank, input, output, vectorArg,
+                            bool(triangle), /*aux=*/bool(gelu.op));
+  Value bias = form.starts_with("_bias") ? initializer->getOperand(0) : nullptr;
+  if (gelu.rounded && form == "_bias_gelu") {
+    bias = roundBias(bias, op);
+    gelu.preActivation = storeAsBF16(op, gelu.preActivation, uReaders);
+  }
   SmallVector<Value> args{arith::ConstantIntOp::create(b, op.getLoc(), site++,
                                                        /*width=*/64)};
   SmallVector<Value> views(operands);
   Value cRoot = getBufferRoot(views[2]);
   if (gelu.op)
     views[2] = gelu.out;
-  if (form.starts_with("_bias"))
-    views.push_back(initializer->getOperand(0));
+  if (bias)
+    views.push_back(bias);
   if (form == "_set_bgrad")
     views.push_back(biasGradient.sum.getDpsInits()[0]);
   for (Value v : views) {
@@ -555,8 +744,8 @@ static bool replace(ModuleOp module, linalg::LinalgOp op, ValueRange operands,
   }
   if (gelu.op)
     gelu.op.erase();
-  // dH is read by nothing now.
-  if (form == "_set_dgelu")
+  // dH is read by nothing now, nor the f32 U a rounded epilogue replaced.
+  if (form == "_set_dgelu" || gelu.rounded)
     eraseIfOnlyFreed(cRoot);
   return true;
 }

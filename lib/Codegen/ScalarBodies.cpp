@@ -13,7 +13,8 @@
 using namespace mlir;
 
 std::optional<double> mlir::mix::evaluateScalarBody(Block &body,
-                                                    ArrayRef<double> args) {
+                                                    ArrayRef<double> args,
+                                                    Value result) {
   if (args.size() > body.getNumArguments())
     return std::nullopt;
   llvm::DenseMap<Value, double> values;
@@ -29,6 +30,8 @@ std::optional<double> mlir::mix::evaluateScalarBody(Block &body,
         return f.getValueAsDouble();
     return std::nullopt;
   };
+  if (result && llvm::is_contained(body.getArguments(), result))
+    return get(result);
   for (Operation &op : body) {
     if (auto yield = dyn_cast<linalg::YieldOp>(op)) {
       if (yield.getNumOperands() != 1)
@@ -56,10 +59,13 @@ std::optional<double> mlir::mix::evaluateScalarBody(Block &body,
             .Case([&](arith::NegFOp) { return -in[0]; })
             .Case([&](math::TanhOp) { return std::tanh(in[0]); })
             .Case([&](math::ExpOp) { return std::exp(in[0]); })
+            .Case([&](arith::ExtFOp) { return in[0]; })
             .Default([](Operation *) { return std::nullopt; });
     if (!out || op.getNumResults() != 1)
       return std::nullopt;
     values[op.getResult(0)] = *out;
+    if (op.getResult(0) == result)
+      return *out;
   }
   return std::nullopt;
 }
@@ -74,14 +80,46 @@ double mlir::mix::gelu(double u) {
          (1 + std::tanh(std::sqrt(2.0 / M_PI) * (u + 0.044715 * u * u * u)));
 }
 
-bool mlir::mix::computesGelu(Block &body) {
-  if (body.getNumArguments() != 2 ||
-      llvm::any_of(body.getArgumentTypes(),
-                   [](Type t) { return !t.isF32(); }) ||
-      !body.getArgument(1).use_empty())
+/// The f32 value \p body computes, before the rounding to bf16 that the
+/// yield's operand is when \p rounded; null when the body's arguments
+/// (\p inputs of them, then the output) and result are not typed as that
+/// allows: f32, or with \p rounded a bf16 output and bf16 inputs that are
+/// only widened (`arith.extf`).
+static Value getComputedValue(Block &body, unsigned inputs, bool rounded) {
+  if (body.getNumArguments() != inputs + 1 ||
+      !body.getArgument(inputs).use_empty())
+    return {};
+  Type wide = Float32Type::get(body.getParent()->getContext());
+  Type narrow = BFloat16Type::get(wide.getContext());
+  for (BlockArgument arg : body.getArguments().take_front(inputs))
+    if (arg.getType() != wide &&
+        !(rounded && arg.getType() == narrow &&
+          llvm::all_of(arg.getUsers(),
+                       [](Operation *op) { return isa<arith::ExtFOp>(op); })))
+      return {};
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  if (!yield || yield.getNumOperands() != 1)
+    return {};
+  Value result = yield.getOperand(0);
+  if (!rounded)
+    return result.getType() == wide &&
+                   body.getArgument(inputs).getType() == wide
+               ? result
+               : Value();
+  auto trunc = result.getDefiningOp<arith::TruncFOp>();
+  if (!trunc || trunc->getBlock() != &body || trunc.getType() != narrow ||
+      trunc.getIn().getType() != wide ||
+      body.getArgument(inputs).getType() != narrow)
+    return {};
+  return trunc.getIn();
+}
+
+bool mlir::mix::computesGelu(Block &body, bool rounded) {
+  Value result = getComputedValue(body, 1, rounded);
+  if (!result)
     return false;
   return llvm::all_of(kPreActivations, [&](double u) {
-    std::optional<double> got = evaluateScalarBody(body, {u});
+    std::optional<double> got = evaluateScalarBody(body, {u}, result);
     return got && std::fabs(*got - gelu(u)) <= 1e-6 * (1 + std::fabs(u));
   });
 }
@@ -93,11 +131,10 @@ double mlir::mix::geluGradient(double dy, double u) {
                0.5 * u * (1 - t * t) * c * (1 + 3 * 0.044715 * u * u));
 }
 
-bool mlir::mix::computesGeluGradient(Block &body, unsigned &gradInput) {
-  if (body.getNumArguments() != 3 ||
-      llvm::any_of(body.getArgumentTypes(),
-                   [](Type t) { return !t.isF32(); }) ||
-      !body.getArgument(2).use_empty())
+bool mlir::mix::computesGeluGradient(Block &body, unsigned &gradInput,
+                                     bool rounded) {
+  Value result = getComputedValue(body, 2, rounded);
+  if (!result)
     return false;
   // Incoming gradients of both signs and scales.
   const double dys[] = {1.0, -0.37, 2.5, 0.013};
@@ -108,7 +145,7 @@ bool mlir::mix::computesGeluGradient(Block &body, unsigned &gradInput) {
         double args[2];
         args[candidate] = dy;
         args[1 - candidate] = u;
-        std::optional<double> got = evaluateScalarBody(body, args);
+        std::optional<double> got = evaluateScalarBody(body, args, result);
         double want = geluGradient(dy, u);
         // Float operations in the body: a few ulps of its terms.
         if (!got || std::fabs(*got - want) >

@@ -15,22 +15,28 @@
  *  - CUBLAS_COMPUTE_32F_FAST_16BF: to bfloat16, 7 mantissa bits, to
  *    nearest even;
  *  - CUBLAS_COMPUTE_32F and _PEDANTIC: not at all.
- * C and D are CUDA_R_32F; A and B are both CUDA_R_32F, or both CUDA_R_16BF
- * (bfloat16 in memory, as --precision bf16 stores a product's operands;
- * widened exactly, with the 32F or 32F_PEDANTIC compute type only).
+ * A and B are both CUDA_R_32F, or both CUDA_R_16BF (bfloat16 in memory, as
+ * --precision bf16 stores a product's operands; widened exactly, with the
+ * 32F or 32F_PEDANTIC compute type only). C and D have one type:
+ * CUDA_R_32F, or CUDA_R_16BF with CUDA_R_16BF operands (the result
+ * rounded to nearest even as it is stored).
  * The products are accumulated in float, over k in order. When beta is
  * zero C is not read (as in BLAS). C may be D (the support code
  * accumulates in place).
- * With the BIAS epilogue, D = alpha op(A) op(B) + beta C + bias, the bias
- * one float per row of D (the pointer the descriptor holds, read from
- * device memory). With BGRADB (unbatched products), the same pointer's
- * n floats get the sums over k of op(B)'s columns, a bias gradient: of the
- * operand as the tensor cores read it (rounded), added in float in order
- * of k. With DGELU, D = (alpha op(A) op(B) + beta C) gelu'(X), X the
- * auxiliary matrix (EPILOGUE_AUX_POINTER, m x n with EPILOGUE_AUX_LD) and
- * gelu' the derivative of 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))),
- * computed in float. With GELU_AUX_BIAS, X = alpha op(A) op(B) + beta C +
- * bias is written to the auxiliary matrix and D = gelu(X).
+ * The epilogue computes in float; its vector and auxiliary matrix have D's
+ * type (cuBLASLt's default outside FP8 and integer kernels; their
+ * DATA_TYPE attributes are not emulated). With the BIAS epilogue, D =
+ * alpha op(A) op(B) + beta C + bias, the bias one element per row of D
+ * (the pointer the descriptor holds, read from device memory). With BGRADB
+ * (unbatched products), the same pointer's n elements get the sums over k
+ * of op(B)'s columns, a bias gradient: of the operand as the tensor cores
+ * read it (rounded), added in float in order of k. With DGELU, D = (alpha
+ * op(A) op(B) + beta C) gelu'(X), X the auxiliary matrix
+ * (EPILOGUE_AUX_POINTER, m x n with EPILOGUE_AUX_LD) and gelu' the
+ * derivative of 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), computed
+ * in float. With GELU_AUX_BIAS, X = alpha op(A) op(B) + beta C + bias is
+ * written to the auxiliary matrix and D = gelu(X), of X before it is
+ * stored (rounded, when bf16).
  * The descriptors hold what the support code sets (the transposes, the
  * epilogue and its bias, a layout's batch count and stride, the workspace
  * limit); any other attribute is CUBLAS_STATUS_NOT_SUPPORTED, so that a
@@ -64,13 +70,14 @@ struct cublasLtMatmulDescOpaque_t {
   cublasOperation_t trans[2]; /* A's, B's */
   uint32_t epilogue; /* CUBLASLT_EPILOGUE_DEFAULT, _BIAS, _BGRADB, _DGELU,
                         _GELU_AUX_BIAS */
-  const float *bias; /* the row BIAS adds, or where BGRADB writes */
-  const float *aux;  /* the pre-activation DGELU reads, GELU_AUX_BIAS writes */
+  const void *bias;  /* the row BIAS adds, or where BGRADB writes (D's type) */
+  const void *aux;   /* the pre-activation DGELU reads, GELU_AUX_BIAS writes
+                        (D's type) */
   int64_t auxLd;
 };
 
 struct cublasLtMatrixLayoutOpaque_t {
-  cudaDataType type; /* CUDA_R_32F, or CUDA_R_16BF for A and B */
+  cudaDataType type; /* CUDA_R_32F or CUDA_R_16BF */
   uint64_t rows, cols;
   int64_t ld;
   int32_t batch;
@@ -391,10 +398,13 @@ static cublasStatus_t checkShape(cublasLtMatmulDesc_t d,
              (unsigned long long)dl->rows, (unsigned long long)dl->cols);
     return fail(CUBLAS_STATUS_INVALID_VALUE, why);
   }
-  /* float32 results, of float32 or bfloat16 operands (both the same). */
-  if (c->type != CUDA_R_32F || dl->type != CUDA_R_32F || a->type != b->type)
+  /* float32 results of float32 or bfloat16 operands (both the same), or
+     bfloat16 results of bfloat16 operands. */
+  if (a->type != b->type || c->type != dl->type ||
+      (dl->type == CUDA_R_16BF && a->type != CUDA_R_16BF))
     return fail(CUBLAS_STATUS_NOT_SUPPORTED,
-                "C and D must be CUDA_R_32F, A and B both CUDA_R_32F or both "
+                "A and B must be both CUDA_R_32F or both CUDA_R_16BF, and C "
+                "and D both CUDA_R_32F or (of CUDA_R_16BF operands) both "
                 "CUDA_R_16BF");
   if (a->type == CUDA_R_16BF && d->compute != CUBLAS_COMPUTE_32F &&
       d->compute != CUBLAS_COMPUTE_32F_PEDANTIC)
@@ -459,6 +469,19 @@ static float loadElement(const void *p, cudaDataType type, int64_t i) {
   return x;
 }
 
+/* Stores `x` as element `i` of an operand of `type` (bf16: rounded to
+   nearest even). */
+static void storeElement(void *p, cudaDataType type, int64_t i, float x) {
+  if (type != CUDA_R_16BF) {
+    ((float *)p)[i] = x;
+    return;
+  }
+  x = roundBF16(x);
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  ((uint16_t *)p)[i] = (uint16_t)(u >> 16);
+}
+
 /* The element offsets an operand spans, lowest and one past the highest. */
 static void operandSpan(cublasLtMatrixLayout_t l, int64_t *lo, int64_t *hi) {
   int64_t last = ((int64_t)l->cols - 1) * l->ld + (int64_t)l->rows - 1;
@@ -488,13 +511,15 @@ static int operandInRange(char which, const void *p, cublasLtMatrixLayout_t l) {
   return 0;
 }
 
-/* Whether the BIAS or BGRADB epilogue's `rows` floats lie in one
-   allocation; if not, faults the context as operandInRange does. */
-static int biasInRange(const float *bias, uint64_t rows, const char *name) {
+/* Whether an epilogue's `rows` elements of `size` bytes (its vector or
+   auxiliary matrix) lie in one allocation; if not, faults the context as
+   operandInRange does. */
+static int biasInRange(const void *bias, uint64_t rows, int64_t size,
+                       const char *name) {
   char what[96];
-  snprintf(what, sizeof what, "cublasLtMatmul: the %s (%llu floats)", name,
-           (unsigned long long)rows);
-  if (mixemuCheckRange((uintptr_t)bias, rows * sizeof(float), what) ==
+  snprintf(what, sizeof what, "cublasLtMatmul: the %s (%llu %s)", name,
+           (unsigned long long)rows, size == 2 ? "bf16 values" : "floats");
+  if (mixemuCheckRange((uintptr_t)bias, rows * (uint64_t)size, what) ==
       CUDA_SUCCESS)
     return 1;
   char message[1024];
@@ -584,16 +609,19 @@ emuMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
              "cublasLtMatmul: %s of a batched product is not emulated", name);
     return fail(CUBLAS_STATUS_NOT_SUPPORTED, why);
   }
-  const float *bias = addsBias ? computeDesc->bias : NULL;
-  float *biasGrad = sumsB ? (float *)(uintptr_t)computeDesc->bias : NULL;
-  float *aux = usesAux ? (float *)(uintptr_t)computeDesc->aux : NULL;
+  /* The epilogue's vector and matrix have D's type. */
+  const cudaDataType dtype = Ddesc->type;
+  const int64_t dsize = elementSize(Ddesc);
+  const void *bias = addsBias ? computeDesc->bias : NULL;
+  void *biasGrad = sumsB ? (void *)(uintptr_t)computeDesc->bias : NULL;
+  void *aux = usesAux ? (void *)(uintptr_t)computeDesc->aux : NULL;
   if (!operandInRange('A', A, Adesc) || !operandInRange('B', B, Bdesc) ||
       (b != 0.0f && !operandInRange('C', C, Cdesc)) ||
       !operandInRange('D', D, Ddesc) ||
-      (bias && !biasInRange(bias, s.m, "bias")) ||
-      (biasGrad && !biasInRange(biasGrad, s.n, "bias gradient")) ||
+      (bias && !biasInRange(bias, s.m, dsize, "bias")) ||
+      (biasGrad && !biasInRange(biasGrad, s.n, dsize, "bias gradient")) ||
       (aux && !biasInRange(aux, ((uint64_t)s.n - 1) * (uint64_t)auxLd + s.m,
-                           "pre-activation")))
+                           dsize, "pre-activation")))
     return CUBLAS_STATUS_SUCCESS;
   if (!compute) /* captured: checked, computed when the graph runs */
     return CUBLAS_STATUS_SUCCESS;
@@ -621,9 +649,10 @@ emuMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
         (const char *)A + batch * Adesc->stride * elementSize(Adesc);
     const char *pb =
         (const char *)B + batch * Bdesc->stride * elementSize(Bdesc);
-    const float *pc =
-        b != 0.0f ? (const float *)C + batch * Cdesc->stride : NULL;
-    float *pd = (float *)D + batch * Ddesc->stride;
+    const char *pc =
+        b != 0.0f ? (const char *)C + batch * Cdesc->stride * elementSize(Cdesc)
+                  : NULL;
+    char *pd = (char *)D + batch * Ddesc->stride * dsize;
     for (uint64_t i = 0; i < s.m; ++i) /* op(A)(i, p) */
       for (uint64_t p = 0; p < s.k; ++p)
         ra[i * s.k + p] =
@@ -641,7 +670,7 @@ emuMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
         float sum = 0.0f;
         for (uint64_t p = 0; p < s.k; ++p)
           sum += rb[j * s.k + p];
-        biasGrad[j] = sum;
+        storeElement(biasGrad, dtype, (int64_t)j, sum);
       }
     for (uint64_t j = 0; j < s.n; ++j)
       for (uint64_t i = 0; i < s.m; ++i) {
@@ -651,16 +680,18 @@ emuMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
           sum += x[p] * y[p];
         float result = a * sum;
         if (pc)
-          result += b * pc[i + j * Cdesc->ld];
+          result +=
+              b * loadElement(pc, Cdesc->type, (int64_t)(i + j * Cdesc->ld));
         if (bias)
-          result += bias[i];
+          result += loadElement(bias, dtype, (int64_t)i);
+        int64_t at = (int64_t)(i + j * (uint64_t)auxLd);
         if (geluAux) {
-          aux[i + j * auxLd] = result;
+          storeElement(aux, dtype, at, result);
           result = gelu(result);
         } else if (aux) {
-          result *= geluDerivative(aux[i + j * auxLd]);
+          result *= geluDerivative(loadElement(aux, dtype, at));
         }
-        pd[i + j * Ddesc->ld] = result;
+        storeElement(pd, dtype, (int64_t)(i + j * Ddesc->ld), result);
       }
   }
   ++mixemuProfileCounters.matmuls;

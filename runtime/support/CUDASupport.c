@@ -449,7 +449,8 @@ static void profileCopy(int kind, uint64_t bytes) {
    `readsC`: it accumulates into C; `bias`: the floats its epilogue moves
    besides (a bias row, a bias gradient, a pre-activation; 0: none). */
 static void profileProduct(int64_t site, int64_t batch, int64_t m, int64_t n,
-                           int64_t k, int bf16, int readsC, int64_t bias) {
+                           int64_t k, int bf16, int roundD, int readsC,
+                           int64_t bias) {
   if (site >= siteCountCapacity) {
     int64_t old = siteCountCapacity;
     SiteCount *grown = (SiteCount *)grow(siteCounts, &siteCountCapacity,
@@ -470,11 +471,11 @@ static void profileProduct(int64_t site, int64_t batch, int64_t m, int64_t n,
   double products = (double)batch;
   double flops = 2.0 * products * (double)m * (double)n * (double)k;
   /* A and B in their type (bf16 or f32); C, the bias and the auxiliary
-     matrix are f32. */
+     matrix f32, or bf16 for a rounded epilogue (roundD). */
   uint64_t bytes =
       (uint64_t)batch *
       ((bf16 ? 2 : 4) * (uint64_t)(m * k + k * n) +
-       sizeof(float) * (uint64_t)((readsC ? 2 : 1) * m * n + bias));
+       (roundD ? 2 : 4) * (uint64_t)((readsC ? 2 : 1) * m * n + bias));
   counts.matmulFlops += flops;
   counts.matmulBytes += bytes;
   double peak = bf16 || MIXRT_MATMUL_COMPUTE == CUBLAS_COMPUTE_32F_FAST_16BF
@@ -1187,7 +1188,8 @@ typedef enum {
 typedef struct {
   int ready;
   Form form;
-  int bf16; /* A and B hold bf16 */
+  int bf16;   /* A and B hold bf16 */
+  int roundD; /* C, D, the bias and aux hold bf16 */
   cublasLtMatmulDesc_t desc;
   cublasLtMatrixLayout_t a, b, c;
   cublasLtMatmulAlgo_t algo;
@@ -1243,7 +1245,7 @@ static int setupLt(void) {
 
 /* Points `s`'s epilogue at its vector `bias` (BIAS, BGRADB,
    GELU_AUX_BIAS) and its auxiliary matrix `aux` (DGELU, GELU_AUX_BIAS). */
-static int setEpilogueOperands(Site *s, const float *bias, const float *aux) {
+static int setEpilogueOperands(Site *s, const void *bias, const void *aux) {
   if (bias && !checkBlas(cublasLtMatmulDescSetAttribute(
                              s->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
                              sizeof bias),
@@ -1265,12 +1267,15 @@ static int setEpilogueOperands(Site *s, const float *bias, const float *aux) {
    `aux` is the pre-activation, laid out as C (DGELU's auxiliary input,
    C^T column-major with C's leading dimension); with kBiasGelu, `bias` is
    the row added and `aux`, laid out as C, gets the sum before the GELU
-   (GELU_AUX_BIAS's auxiliary output). */
-static void matmul(int64_t site, Form form, int bf16, const float *bias,
-                   const float *aux, int64_t batch, const void *a, int64_t M,
-                   int64_t K, int64_t sa0, int64_t sa1, int64_t sab,
-                   const void *b, int64_t sb0, int64_t sb1, int64_t sbb,
-                   int64_t N, float *c, int64_t sc0, int64_t sc1, int64_t scb) {
+   (GELU_AUX_BIAS's auxiliary output). A and B are bf16 with `bf16`; C,
+   the bias and aux are float, or bf16 with `roundD` (cuBLASLt gives the
+   bias and the auxiliary matrix D's type outside FP8). */
+static void matmul(int64_t site, Form form, int bf16, int roundD,
+                   const void *bias, const void *aux, int64_t batch,
+                   const void *a, int64_t M, int64_t K, int64_t sa0,
+                   int64_t sa1, int64_t sab, const void *b, int64_t sb0,
+                   int64_t sb1, int64_t sbb, int64_t N, void *c, int64_t sc0,
+                   int64_t sc1, int64_t scb) {
   if (failed() || !setupLt())
     return;
   if (site >= siteCapacity) {
@@ -1305,6 +1310,7 @@ static void matmul(int64_t site, Form form, int bf16, const float *bias,
     int epilogued = form != kAccumulate && form != kOverwrite;
     s->form = form;
     s->bf16 = bf16;
+    s->roundD = roundD;
     /* bf16 operands in memory (--precision bf16) are what the tensor cores
        multiply: the plain float32 compute type, nothing left to round. */
     const cublasComputeType_t compute =
@@ -1328,8 +1334,9 @@ static void matmul(int64_t site, Form form, int bf16, const float *bias,
         !checkBlas(cublasLtMatrixLayoutCreate(&s->b, operandType, opB.rows,
                                               opB.cols, opB.ld),
                    "layout B") ||
-        !checkBlas(cublasLtMatrixLayoutCreate(&s->c, CUDA_R_32F, (uint64_t)N,
-                                              (uint64_t)M, ldc),
+        !checkBlas(cublasLtMatrixLayoutCreate(&s->c,
+                                              roundD ? CUDA_R_16BF : CUDA_R_32F,
+                                              (uint64_t)N, (uint64_t)M, ldc),
                    "layout C"))
       return;
     if (batch > 1) {
@@ -1374,7 +1381,7 @@ static void matmul(int64_t site, Form form, int bf16, const float *bias,
     }
     s->ready = 1;
   }
-  if (s->form != form || s->bf16 != bf16) {
+  if (s->form != form || s->bf16 != bf16 || s->roundD != roundD) {
     setError("mixrt_cuda_matmul", "a call site's products differ in form");
     return;
   }
@@ -1385,7 +1392,7 @@ static void matmul(int64_t site, Form form, int bf16, const float *bias,
     return;
   const float one = 1.0f, zero = 0.0f;
   if (profileOn())
-    profileProduct(site, batch, M, N, K, bf16, form == kAccumulate,
+    profileProduct(site, batch, M, N, K, bf16, roundD, form == kAccumulate,
                    form == kAddBias    ? N
                    : form == kBiasGrad ? M
                    : form == kGeluGrad ? M * N
@@ -1989,13 +1996,14 @@ static const void *element(const void *base, int bf16, int64_t offset) {
   return (const char *)base + offset * (bf16 ? 2 : 4);
 }
 
-static void matmul2(Form form, int bf16, const float *bias, const float *aux,
-                    MIXRT_OPERANDS_2(const void)) {
+static void matmul2(Form form, int bf16, int roundD, const void *bias,
+                    const void *aux, MIXRT_OPERANDS_2_INTO(const void, void)) {
   (void)bk;
   (void)cm;
   (void)cn;
-  matmul(site, form, bf16, bias, aux, 1, element(a, bf16, ao), am, ak, as0, as1,
-         0, element(b, bf16, bo), bs0, bs1, 0, bn, c + co, cs0, cs1, 0);
+  matmul(site, form, bf16, roundD, bias, aux, 1, element(a, bf16, ao), am, ak,
+         as0, as1, 0, element(b, bf16, bo), bs0, bs1, 0, bn,
+         (char *)c + co * (roundD ? 2 : 4), cs0, cs1, 0);
 }
 
 static void matmul3(Form form, int bf16, MIXRT_OPERANDS_3(const void)) {
@@ -2004,7 +2012,7 @@ static void matmul3(Form form, int bf16, MIXRT_OPERANDS_3(const void)) {
   (void)cb;
   (void)cm;
   (void)cn;
-  matmul(site, form, bf16, NULL, NULL, ab, element(a, bf16, ao), am, ak, as0,
+  matmul(site, form, bf16, 0, NULL, NULL, ab, element(a, bf16, ao), am, ak, as0,
          as1, asb, element(b, bf16, bo), bs0, bs1, bsb, bn, c + co, cs0, cs1,
          csb);
 }
@@ -2021,9 +2029,10 @@ static void matmul4(Form form, int bf16, MIXRT_OPERANDS_4(const void)) {
   (void)cm;
   (void)cn;
   for (int64_t i = 0; i < ab0; ++i)
-    matmul(site, form, bf16, NULL, NULL, ab1, element(a, bf16, ao + i * asb0),
-           am, ak, as0, as1, asb1, element(b, bf16, bo + i * bsb0), bs0, bs1,
-           bsb1, bn, c + co + i * csb0, cs0, cs1, csb1);
+    matmul(site, form, bf16, 0, NULL, NULL, ab1,
+           element(a, bf16, ao + i * asb0), am, ak, as0, as1, asb1,
+           element(b, bf16, bo + i * bsb0), bs0, bs1, bsb1, bn,
+           c + co + i * csb0, cs0, cs1, csb1);
 }
 
 #define MIXRT_FORWARD_2                                                        \
@@ -2070,32 +2079,32 @@ static int laidOutAsC(const char *name, int64_t m, int64_t n, int64_t s0,
 /* Each form, for float operands (SUFFIX empty) and bf16 ones (_bf16). */
 #define MIXRT_CUDA_FORMS(NAME, SUFFIX, T, BF16)                                \
   void NAME##SUFFIX(MIXRT_OPERANDS_2(T)) {                                     \
-    matmul2(kAccumulate, BF16, NULL, NULL, MIXRT_FORWARD_2);                   \
+    matmul2(kAccumulate, BF16, 0, NULL, NULL, MIXRT_FORWARD_2);                \
   }                                                                            \
   void NAME##_set##SUFFIX(MIXRT_OPERANDS_2(T)) {                               \
-    matmul2(kOverwrite, BF16, NULL, NULL, MIXRT_FORWARD_2);                    \
+    matmul2(kOverwrite, BF16, 0, NULL, NULL, MIXRT_FORWARD_2);                 \
   }                                                                            \
   void NAME##_bias##SUFFIX(MIXRT_OPERANDS_2(T), MIXRT_BIAS) {                  \
     if (vectorFits(#NAME "_bias" #SUFFIX, "bias row", biasn, biass, bn,        \
                    "columns"))                                                 \
-      matmul2(kAddBias, BF16, bias + biaso, NULL, MIXRT_FORWARD_2);            \
+      matmul2(kAddBias, BF16, 0, bias + biaso, NULL, MIXRT_FORWARD_2);         \
   }                                                                            \
   void NAME##_set_bgrad##SUFFIX(MIXRT_OPERANDS_2(T), MIXRT_BIAS) {             \
     if (vectorFits(#NAME "_set_bgrad" #SUFFIX, "bias gradient", biasn, biass,  \
                    am, "rows"))                                                \
-      matmul2(kBiasGrad, BF16, bias + biaso, NULL, MIXRT_FORWARD_2);           \
+      matmul2(kBiasGrad, BF16, 0, bias + biaso, NULL, MIXRT_FORWARD_2);        \
   }                                                                            \
   void NAME##_set_dgelu##SUFFIX(MIXRT_OPERANDS_2(T), MIXRT_AUX) {              \
     if (laidOutAsC(#NAME "_set_dgelu" #SUFFIX, auxm, auxn, auxs0, auxs1, cm,   \
                    cn, cs0, cs1))                                              \
-      matmul2(kGeluGrad, BF16, NULL, aux + auxo, MIXRT_FORWARD_2);             \
+      matmul2(kGeluGrad, BF16, 0, NULL, aux + auxo, MIXRT_FORWARD_2);          \
   }                                                                            \
   void NAME##_bias_gelu##SUFFIX(MIXRT_OPERANDS_2(T), MIXRT_BIAS, MIXRT_AUX) {  \
     if (vectorFits(#NAME "_bias_gelu" #SUFFIX, "bias row", biasn, biass, bn,   \
                    "columns") &&                                               \
         laidOutAsC(#NAME "_bias_gelu" #SUFFIX, auxm, auxn, auxs0, auxs1, cm,   \
                    cn, cs0, cs1))                                              \
-      matmul2(kBiasGelu, BF16, bias + biaso, aux + auxo, MIXRT_FORWARD_2);     \
+      matmul2(kBiasGelu, BF16, 0, bias + biaso, aux + auxo, MIXRT_FORWARD_2);  \
   }
 #define MIXRT_CUDA_BATCH_FORMS(NAME, SUFFIX, T, BF16, R)                       \
   void NAME##SUFFIX(MIXRT_OPERANDS_##R(T)) {                                   \
@@ -2107,6 +2116,27 @@ static int laidOutAsC(const char *name, int64_t m, int64_t n, int64_t s0,
 
 MIXRT_CUDA_FORMS(mixrt_cuda_matmul, , float, 0)
 MIXRT_CUDA_FORMS(mixrt_cuda_matmul, _bf16, mixrt_bf16, 1)
+
+/* --precision bf16's GELU on the epilogue: C rounded to bf16, the bias and
+   the pre-activation bf16 too. */
+void mixrt_cuda_matmul_set_dgelu_bf16_to_bf16(MIXRT_OPERANDS_2_INTO(mixrt_bf16,
+                                                                    mixrt_bf16),
+                                              MIXRT_AUX_OF(mixrt_bf16)) {
+  if (laidOutAsC("mixrt_cuda_matmul_set_dgelu_bf16_to_bf16", auxm, auxn, auxs0,
+                 auxs1, cm, cn, cs0, cs1))
+    matmul2(kGeluGrad, 1, 1, NULL, aux + auxo, MIXRT_FORWARD_2);
+}
+
+void mixrt_cuda_matmul_bias_gelu_bf16_to_bf16(MIXRT_OPERANDS_2_INTO(mixrt_bf16,
+                                                                    mixrt_bf16),
+                                              MIXRT_BIAS_OF(mixrt_bf16),
+                                              MIXRT_AUX_OF(mixrt_bf16)) {
+  if (vectorFits("mixrt_cuda_matmul_bias_gelu_bf16_to_bf16", "bias row", biasn,
+                 biass, bn, "columns") &&
+      laidOutAsC("mixrt_cuda_matmul_bias_gelu_bf16_to_bf16", auxm, auxn, auxs0,
+                 auxs1, cm, cn, cs0, cs1))
+    matmul2(kBiasGelu, 1, 1, bias + biaso, aux + auxo, MIXRT_FORWARD_2);
+}
 MIXRT_CUDA_BATCH_FORMS(mixrt_cuda_batch_matmul, , float, 0, 3)
 MIXRT_CUDA_BATCH_FORMS(mixrt_cuda_batch_matmul, _bf16, mixrt_bf16, 1, 3)
 MIXRT_CUDA_BATCH_FORMS(mixrt_cuda_batch2_matmul, , float, 0, 4)

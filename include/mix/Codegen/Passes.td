@@ -443,6 +443,17 @@ def MixMatmulsToLibraryCallsPass
     writing U, calls the `_set_dgelu` form: the product writes dU =
     gelu'(U) * (A B) itself, cuBLASLt's DGELU epilogue with U as its
     auxiliary input (passed last); the elementwise op and dH go.
+    With bf16 operands (mixc --precision bf16) the GELU may write H rounded
+    to bf16, and its backward step dU (their body's last operation a
+    `arith.truncf`): the forms are then `_bias_gelu_bf16_to_bf16` and
+    `_set_dgelu_bf16_to_bf16`, whose C, bias and U are bf16 (cuBLASLt gives
+    the bias and auxiliary matrix D's type). Forward, the bias row is
+    rounded into a bf16 vector (at the function's start when it is a
+    function argument) and U's value goes to a bf16 allocation of its own,
+    which the elementwise ops that read that value (up to the buffer's next
+    overwrite or deallocation) read through the same reshapes, widened
+    (`arith.extf`); another reader of it keeps the GELU apart. Backward, U
+    must be bf16 too.
 
     With `triangular` (mixc's CPU target), a product marked `mix.triangle
     = array<i64: kind, p>` (mix-causal-products) calls the `_tri` form

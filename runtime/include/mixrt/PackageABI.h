@@ -87,11 +87,12 @@ void mix_comm_all_reduce(float *base, int64_t offset, int64_t count);
 #define MIXRT_CPU_MATMUL_PREFIX "mixrt_"
 #define MIXRT_CUDA_MATMUL_PREFIX "mixrt_cuda_"
 
-#define MIXRT_OPERANDS_2(T)                                                    \
+#define MIXRT_OPERANDS_2_INTO(T, TC)                                           \
   int64_t site, T *a, int64_t ao, int64_t am, int64_t ak, int64_t as0,         \
       int64_t as1, T *b, int64_t bo, int64_t bk, int64_t bn, int64_t bs0,      \
-      int64_t bs1, float *c, int64_t co, int64_t cm, int64_t cn, int64_t cs0,  \
+      int64_t bs1, TC *c, int64_t co, int64_t cm, int64_t cn, int64_t cs0,     \
       int64_t cs1
+#define MIXRT_OPERANDS_2(T) MIXRT_OPERANDS_2_INTO(T, float)
 #define MIXRT_OPERANDS_3(T)                                                    \
   int64_t site, T *a, int64_t ao, int64_t ab, int64_t am, int64_t ak,          \
       int64_t asb, int64_t as0, int64_t as1, T *b, int64_t bo, int64_t bb,     \
@@ -105,11 +106,12 @@ void mix_comm_all_reduce(float *base, int64_t offset, int64_t count);
       int64_t bsb0, int64_t bsb1, int64_t bs0, int64_t bs1, float *c,          \
       int64_t co, int64_t cb0, int64_t cb1, int64_t cm, int64_t cn,            \
       int64_t csb0, int64_t csb1, int64_t cs0, int64_t cs1
-#define MIXRT_BIAS float *bias, int64_t biaso, int64_t biasn, int64_t biass
+#define MIXRT_BIAS_OF(T) T *bias, int64_t biaso, int64_t biasn, int64_t biass
+#define MIXRT_BIAS MIXRT_BIAS_OF(float)
 #define MIXRT_TRIANGLE int64_t kind, int64_t p
-#define MIXRT_AUX                                                              \
-  float *aux, int64_t auxo, int64_t auxm, int64_t auxn, int64_t auxs0,         \
-      int64_t auxs1
+#define MIXRT_AUX_OF(T)                                                        \
+  T *aux, int64_t auxo, int64_t auxm, int64_t auxn, int64_t auxs0, int64_t auxs1
+#define MIXRT_AUX MIXRT_AUX_OF(float)
 
 /* bf16 values are passed as their bits. */
 typedef uint16_t mixrt_bf16;
@@ -177,7 +179,10 @@ void memrefCopy(int64_t elemSize, mixrt_unranked_memref *src,
  * the GELU's backward step, aux the pre-activation, shaped and laid out as
  * C), and C = gelu(A B + bias) with aux = A B + bias (_bias_gelu: the
  * GELU_AUX_BIAS epilogue, a linear layer and its GELU, the pre-activation
- * kept for the backward pass). */
+ * kept for the backward pass). The _bf16_to_bf16 GELU forms take bf16
+ * operands and write C rounded to bf16, their bias and aux bf16 too (as
+ * cuBLASLt takes them with a bf16 D): --precision bf16's GELU, whose
+ * output only the next products read, rounded. */
 void mixrt_cuda_matmul(MIXRT_OPERANDS_2(float));
 void mixrt_cuda_matmul_set(MIXRT_OPERANDS_2(float));
 void mixrt_cuda_matmul_bias(MIXRT_OPERANDS_2(float), MIXRT_BIAS);
@@ -196,6 +201,13 @@ void mixrt_cuda_matmul_set_bgrad_bf16(MIXRT_OPERANDS_2(mixrt_bf16), MIXRT_BIAS);
 void mixrt_cuda_matmul_set_dgelu_bf16(MIXRT_OPERANDS_2(mixrt_bf16), MIXRT_AUX);
 void mixrt_cuda_matmul_bias_gelu_bf16(MIXRT_OPERANDS_2(mixrt_bf16), MIXRT_BIAS,
                                       MIXRT_AUX);
+void mixrt_cuda_matmul_set_dgelu_bf16_to_bf16(MIXRT_OPERANDS_2_INTO(mixrt_bf16,
+                                                                    mixrt_bf16),
+                                              MIXRT_AUX_OF(mixrt_bf16));
+void mixrt_cuda_matmul_bias_gelu_bf16_to_bf16(MIXRT_OPERANDS_2_INTO(mixrt_bf16,
+                                                                    mixrt_bf16),
+                                              MIXRT_BIAS_OF(mixrt_bf16),
+                                              MIXRT_AUX_OF(mixrt_bf16));
 void mixrt_cuda_batch_matmul_bf16(MIXRT_OPERANDS_3(mixrt_bf16));
 void mixrt_cuda_batch_matmul_set_bf16(MIXRT_OPERANDS_3(mixrt_bf16));
 void mixrt_cuda_batch2_matmul_bf16(MIXRT_OPERANDS_4(mixrt_bf16));

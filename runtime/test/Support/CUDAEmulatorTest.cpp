@@ -1656,6 +1656,92 @@ TEST(CUDAEmulator, MatmulTakesBF16Operands) {
     mixrt_device_free(p);
 }
 
+/// The float a bf16's bits stand for (exact).
+float widenBF16(uint16_t bits) {
+  uint32_t u = uint32_t(bits) << 16;
+  float x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+// --precision bf16's GELU on the epilogue (the _bf16_to_bf16 forms): H =
+// gelu(A B + bias) and U = A B + bias stored as bf16 (rounded to nearest,
+// the bias bf16 too: cuBLASLt gives it and the auxiliary matrix D's type),
+// then dU = (A B) gelu'(U) from that bf16 U, stored as bf16. Against double
+// products of the same bf16 values: within half a bf16 ulp of the float
+// result (2^-8 of the value, relative) and the float sums' error.
+TEST(CUDAEmulator, MatmulWritesTheGeluRoundedToBF16) {
+  setUpEmulator();
+  const int64_t m = 5, k = 9, n = 8; // U's rows 8 elements apart
+  std::mt19937 rng{11};
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  std::vector<float> a(m * k), b(k * n), bias(n);
+  std::vector<uint16_t> aBits(m * k), bBits(k * n), biasBits(n);
+  for (int64_t i = 0; i < m * k; ++i)
+    a[i] = truncatedToBF16(dist(rng), &aBits[i]);
+  for (int64_t i = 0; i < k * n; ++i)
+    b[i] = truncatedToBF16(dist(rng), &bBits[i]);
+  for (int64_t j = 0; j < n; ++j)
+    bias[j] = truncatedToBF16(dist(rng), &biasBits[j]);
+  // NaNs where the products write (bf16 0xffff).
+  std::vector<uint16_t> nans(m * n, 0xffff);
+  void *da = upload(aBits), *db = upload(bBits), *dbias = upload(biasBits),
+       *dh = upload(nans), *du = upload(nans), *ddu = upload(nans);
+  auto *ha = static_cast<mixrt_bf16 *>(da), *hb = static_cast<mixrt_bf16 *>(db);
+  mixrt_cuda_matmul_bias_gelu_bf16_to_bf16(
+      /*site=*/52, ha, 0, m, k, k, 1, hb, 0, k, n, n, 1,
+      static_cast<mixrt_bf16 *>(dh), 0, m, n, n, 1,
+      static_cast<mixrt_bf16 *>(dbias), 0, n, 1, static_cast<mixrt_bf16 *>(du),
+      0, m, n, n, 1);
+  ASSERT_STREQ(mixrt_device_error(), "");
+  std::vector<uint16_t> h = download<uint16_t>(dh, nans.size());
+  std::vector<uint16_t> u = download<uint16_t>(du, nans.size());
+  auto product = [&](int64_t i, int64_t j, double &scale) {
+    double sum = 0;
+    scale = 0;
+    for (int64_t p = 0; p < k; ++p) {
+      sum += double(a[i * k + p]) * b[p * n + j];
+      scale += std::fabs(double(a[i * k + p]) * b[p * n + j]);
+    }
+    return sum;
+  };
+  const double halfUlp = 1.0 / 256; // of a bf16, relative, and some
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double scale;
+      double x = product(i, j, scale) + bias[j];
+      scale += std::fabs(bias[j]);
+      ASSERT_NEAR(widenBF16(u[i * n + j]), x,
+                  halfUlp * std::fabs(x) + 1e-6 * scale)
+          << "U[" << i << ", " << j << "]";
+      // The GELU of the float pre-activation, not of the stored one.
+      ASSERT_NEAR(widenBF16(h[i * n + j]), gelu(x),
+                  halfUlp * std::fabs(gelu(x)) + 2e-6 * scale)
+          << "H[" << i << ", " << j << "]";
+    }
+  // The backward step, from the U the forward stored.
+  mixrt_cuda_matmul_set_dgelu_bf16_to_bf16(
+      /*site=*/53, ha, 0, m, k, k, 1, hb, 0, k, n, n, 1,
+      static_cast<mixrt_bf16 *>(ddu), 0, m, n, n, 1,
+      static_cast<mixrt_bf16 *>(du), 0, m, n, n, 1);
+  ASSERT_STREQ(mixrt_device_error(), "");
+  std::vector<uint16_t> dU = download<uint16_t>(ddu, nans.size());
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double scale;
+      double slope = geluDerivative(widenBF16(u[i * n + j]));
+      double want = product(i, j, scale) * slope;
+      // The derivative in float loses digits where 1 + tanh cancels (as
+      // MatmulTimesTheGeluDerivative allows).
+      ASSERT_NEAR(widenBF16(dU[i * n + j]), want,
+                  halfUlp * std::fabs(want) +
+                      1e-5 * scale * (std::fabs(slope) + 0.1))
+          << "dU[" << i << ", " << j << "]";
+    }
+  for (void *p : {da, db, dbias, dh, du, ddu})
+    mixrt_device_free(p);
+}
+
 // The pre-activation must be laid out as the product.
 TEST(CUDAEmulatorDeathTest, MatmulGeluGradientNeedsItsLayout) {
   setUpEmulator();
