@@ -10,6 +10,7 @@
 
 #include "mix/Codegen/BufferAliasing.h"
 #include "mix/Codegen/Codegen.h"
+#include "mix/Codegen/Declarations.h"
 #include "mix/Codegen/Passes.h"
 #include "mix/Codegen/ScalarBodies.h"
 
@@ -41,12 +42,11 @@ namespace mlir::mix {
 /// as base pointer, offset, length and stride; with \p triangle, the
 /// `mix.triangle` kind and diagonal; with \p aux, a 2-d matrix of
 /// \p outputType as the operands are (base, offset, sizes, strides).
+/// Null (with an error) when the module's \p name is something else.
 static func::FuncOp declare(ModuleOp module, StringRef name, int64_t rank,
                             Type inputType, Type outputType, bool bias,
                             bool triangle, bool aux = false) {
-  if (auto f = module.lookupSymbol<func::FuncOp>(name))
-    return f;
-  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+  OpBuilder b(module.getContext());
   SmallVector<Type> inputs{b.getI64Type()};
   for (Type element : {inputType, inputType, outputType}) {
     inputs.push_back(MemRefType::get({}, element));
@@ -62,10 +62,7 @@ static func::FuncOp declare(ModuleOp module, StringRef name, int64_t rank,
     inputs.push_back(MemRefType::get({}, outputType));
     inputs.append(5, b.getIndexType());
   }
-  auto f = func::FuncOp::create(b, module.getLoc(), name,
-                                b.getFunctionType(inputs, {}));
-  f.setPrivate();
-  return f;
+  return lookupOrDeclareFunction(module, name, b.getFunctionType(inputs, {}));
 }
 
 /// The operation that last wrote \p op's accumulator, if it is the
@@ -641,12 +638,13 @@ static SmallVector<Value> getBatch2Views(linalg::ContractOp op) {
 }
 
 /// Replaces the product \p op, on the views \p operands (A, B, C), by a
-/// call of \p callee's form for its layout.
-static bool replace(ModuleOp module, linalg::LinalgOp op, ValueRange operands,
-                    StringRef callee, int64_t rank, int64_t &site,
-                    bool overwriteZeros, bool fuseBias,
-                    BiasGradient biasGradient, DominanceInfo *geluEpilogues,
-                    bool triangular) {
+/// call of \p callee's form for its layout; whether it did, or failure
+/// when the form's symbol is something else.
+static FailureOr<bool> replace(ModuleOp module, linalg::LinalgOp op,
+                               ValueRange operands, StringRef callee,
+                               int64_t rank, int64_t &site, bool overwriteZeros,
+                               bool fuseBias, BiasGradient biasGradient,
+                               DominanceInfo *geluEpilogues, bool triangular) {
   if (!op.hasPureBufferSemantics())
     return false;
   SmallVector<MemRefType> types;
@@ -695,6 +693,8 @@ static bool replace(ModuleOp module, linalg::LinalgOp op, ValueRange operands,
   Type output = gelu.rounded ? b.getBF16Type() : b.getF32Type();
   func::FuncOp fn = declare(module, name, rank, input, output, vectorArg,
                             bool(triangle), /*aux=*/bool(gelu.op));
+  if (!fn)
+    return failure();
   Value bias = form.starts_with("_bias") ? initializer->getOperand(0) : nullptr;
   if (gelu.rounded && form == "_bias_gelu") {
     bias = roundBias(bias, op);
@@ -750,10 +750,9 @@ static bool replace(ModuleOp module, linalg::LinalgOp op, ValueRange operands,
   return true;
 }
 
-void mlir::mix::convertMatmulsToLibraryCalls(ModuleOp module, StringRef prefix,
-                                             bool overwriteZeros, bool fuseBias,
-                                             bool fuseBiasGrad, bool fuseGelu,
-                                             bool triangular) {
+LogicalResult mlir::mix::convertMatmulsToLibraryCalls(
+    ModuleOp module, StringRef prefix, bool overwriteZeros, bool fuseBias,
+    bool fuseBiasGrad, bool fuseGelu, bool triangular) {
   SmallVector<linalg::MatmulOp> matmuls;
   SmallVector<linalg::BatchMatmulOp> batched;
   SmallVector<linalg::ContractOp> contracts;
@@ -776,25 +775,33 @@ void mlir::mix::convertMatmulsToLibraryCalls(ModuleOp module, StringRef prefix,
   DominanceInfo *geluEpilogues = fuseGelu ? &dominance : nullptr;
   int64_t site = 0;
   for (linalg::MatmulOp op : matmuls)
-    replace(module, op, op->getOperands(), (prefix + "matmul").str(), 2, site,
-            overwriteZeros, fuseBias, biasGradients.lookup(op), geluEpilogues,
-            triangular);
+    if (failed(replace(module, op, op->getOperands(), (prefix + "matmul").str(),
+                       2, site, overwriteZeros, fuseBias,
+                       biasGradients.lookup(op), geluEpilogues, triangular)))
+      return failure();
   for (linalg::BatchMatmulOp op : batched)
-    replace(module, op, op->getOperands(), (prefix + "batch_matmul").str(), 3,
-            site, overwriteZeros, fuseBias, {}, nullptr, triangular);
+    if (failed(replace(module, op, op->getOperands(),
+                       (prefix + "batch_matmul").str(), 3, site, overwriteZeros,
+                       fuseBias, {}, nullptr, triangular)))
+      return failure();
   // Two batch dimensions (mix-head-products).
   for (linalg::ContractOp op : contracts) {
     SmallVector<Value> views = getBatch2Views(op);
     if (views.empty())
       continue;
-    if (replace(module, op, views, (prefix + "batch2_matmul").str(), 4, site,
-                overwriteZeros, fuseBias, {}, nullptr, triangular))
+    FailureOr<bool> replaced =
+        replace(module, op, views, (prefix + "batch2_matmul").str(), 4, site,
+                overwriteZeros, fuseBias, {}, nullptr, triangular);
+    if (failed(replaced))
+      return failure();
+    if (*replaced)
       continue;
     // The views made for a product that stays are dead.
     for (Value v : views)
       if (v.use_empty() && v.getDefiningOp<memref::TransposeOp>())
         v.getDefiningOp()->erase();
   }
+  return success();
 }
 
 namespace {
@@ -803,8 +810,10 @@ struct MixMatmulsToLibraryCallsPass
           MixMatmulsToLibraryCallsPass> {
   using Base::Base;
   void runOnOperation() override {
-    convertMatmulsToLibraryCalls(getOperation(), prefix, overwriteZeros,
-                                 fuseBias, fuseBiasGrad, fuseGelu, triangular);
+    if (failed(convertMatmulsToLibraryCalls(
+            getOperation(), prefix, overwriteZeros, fuseBias, fuseBiasGrad,
+            fuseGelu, triangular)))
+      signalPassFailure();
   }
 };
 } // namespace

@@ -159,8 +159,9 @@ LogicalResult foldSumsIntoAccumulators(FunctionOpInterface function);
 /// and the GELU's op (and dH) go.
 /// With \p triangular, a product marked `mix.triangle` (mix-causal-products)
 /// calls `<prefix>[batch_]matmul_tri[_set][_bf16]`, which takes the kind
-/// and diagonal last and skips the triangle's blocks.
-void convertMatmulsToLibraryCalls(
+/// and diagonal last and skips the triangle's blocks. Fails (with an error)
+/// when a form's symbol in \p module is something else.
+LogicalResult convertMatmulsToLibraryCalls(
     ModuleOp module, llvm::StringRef prefix = MIXRT_CPU_MATMUL_PREFIX,
     bool overwriteZeros = false, bool fuseBias = false,
     bool fuseBiasGrad = false, bool fuseGelu = false, bool triangular = false);

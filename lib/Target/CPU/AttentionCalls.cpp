@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mix/Codegen/Declarations.h"
 #include "mix/Dialect/Mix/IR/MixFusedOps.h"
 #include "mix/Target/CPU/CPUCodegen.h"
 #include "mix/Target/CPU/Passes.h"
@@ -60,23 +61,21 @@ public:
     args.push_back(constant);
   }
 
-  /// Calls \p name (declared on first use) and erases \p op.
-  void finish(Operation *op, StringRef name) {
+  /// Calls \p name (declared on first use) and erases \p op; fails when
+  /// the module's \p name is something else.
+  LogicalResult finish(Operation *op, StringRef name) {
     auto module = op->getParentOfType<ModuleOp>();
-    auto fn = module.lookupSymbol<func::FuncOp>(name);
-    if (!fn) {
-      OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
-      fn = func::FuncOp::create(
-          top, module.getLoc(), name,
-          top.getFunctionType(ValueRange(args).getTypes(), {}));
-      fn.setPrivate();
-    }
+    func::FuncOp fn = lookupOrDeclareFunction(
+        module, name, b.getFunctionType(ValueRange(args).getTypes(), {}));
+    if (!fn)
+      return failure();
     func::CallOp::create(b, loc, fn, args);
     for (auto [from, to] : copiesBack)
       memref::CopyOp::create(b, loc, from, to);
     for (Value temporary : temporaries)
       memref::DeallocOp::create(b, loc, temporary);
     op->erase();
+    return success();
   }
 
 private:
@@ -109,7 +108,8 @@ void addSizes(CallBuilder &call, Operation *op, Value qkv, Value prefixK,
 struct AttentionCallsPass
     : mix::impl::MixAttentionCallsPassBase<AttentionCallsPass> {
   void runOnOperation() override {
-    getOperation()->walk([](FlashAttentionBuffersOp op) {
+    bool failed = false;
+    getOperation()->walk([&](FlashAttentionBuffersOp op) {
       CallBuilder call(op);
       Value qkv = op.getQkv();
       call.addBuffer(qkv, /*read=*/true, /*written=*/false);
@@ -118,9 +118,9 @@ struct AttentionCallsPass
       call.addBuffer(op.getResult(), false, true);
       call.addBuffer(op.getLse(), false, true);
       addSizes(call, op, qkv, op.getPrefixK(), op.getHeads());
-      call.finish(op, "mixrt_flash_attention");
+      failed |= mlir::failed(call.finish(op, "mixrt_flash_attention"));
     });
-    getOperation()->walk([](FlashAttentionGradBuffersOp op) {
+    getOperation()->walk([&](FlashAttentionGradBuffersOp op) {
       CallBuilder call(op);
       Value qkv = op.getQkv();
       call.addBuffer(qkv, true, false);
@@ -133,8 +133,10 @@ struct AttentionCallsPass
       for (Value prefix : {op.getDprefixK(), op.getDprefixV()})
         call.addBuffer(prefix ? prefix : op.getDqkv(), false, bool(prefix));
       addSizes(call, op, qkv, op.getPrefixK(), op.getHeads());
-      call.finish(op, "mixrt_flash_attention_grad");
+      failed |= mlir::failed(call.finish(op, "mixrt_flash_attention_grad"));
     });
+    if (failed)
+      signalPassFailure();
   }
 };
 } // namespace

@@ -11,6 +11,7 @@
 
 #include "EmulateMma.h"
 
+#include "mix/Codegen/Declarations.h"
 #include "mix/Target/CUDA/CUDACodegen.h"
 #include "mix/Target/CUDA/Passes.h"
 
@@ -87,14 +88,10 @@ Type hostType(Type type) {
   return type;
 }
 
-/// A private declaration of `name : type` in \p module, made once.
+/// The emulator's function `name : type`, declared at the end of
+/// \p module once; null (with an error) when the name is something else.
 func::FuncOp declare(ModuleOp module, StringRef name, FunctionType type) {
-  if (auto f = module.lookupSymbol<func::FuncOp>(name))
-    return f;
-  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  auto f = func::FuncOp::create(b, module.getLoc(), name, type);
-  f.setPrivate();
-  return f;
+  return lookupOrDeclareFunction(module, name, type, DeclarationPlace::End);
 }
 
 /// A NUL-terminated string constant `<prefix><count>` in \p module, one for
@@ -325,6 +322,8 @@ struct MixEmulateKernelsPass
     func::FuncOp barrier =
         declare(module, "mixemu_barrier",
                 FunctionType::get(ctx, {LLVM::LLVMPointerType::get(ctx)}, {}));
+    if (!barrier)
+      return failure();
     bool usesBarrier = false, usesShuffle = false;
     MmaExchange exchange;
     // Rewrite each op of the body once.
@@ -395,8 +394,10 @@ struct MixEmulateKernelsPass
       } else if (isa<gpu::DynamicSharedMemoryOp>(op)) {
         // After the static part, as long as the launch says.
         for (Operation *user : op->getResult(0).getUsers())
-          if (auto view = dyn_cast<memref::ViewOp>(user))
-            checkDynamicView(module, view, dynamicSharedBytes, name, layout);
+          if (auto view = dyn_cast<memref::ViewOp>(user);
+              view && failed(checkDynamicView(module, view, dynamicSharedBytes,
+                                              name, layout)))
+            return failure();
         Value shift = arith::ConstantIndexOp::create(ob, opLoc, sharedBytes);
         replace(memref::ViewOp::create(ob, opLoc, op->getResult(0).getType(),
                                        shared, shift,
@@ -430,23 +431,26 @@ struct MixEmulateKernelsPass
                 FunctionType::get(
                     ctx, {LLVM::LLVMPointerType::get(ctx), four, two, four},
                     {}));
+          return bool(function);
         };
         exchange.site = siteOf(module, ob, op);
         if (auto tf32 = dyn_cast<nvgpu::MmaSyncOp>(op)) {
-          mmaFunction(exchange.mmaTF32, "mixemu_mma_m16n8k8_tf32");
-          if (failed(emulateMma(tf32, exchange)))
+          if (!mmaFunction(exchange.mmaTF32, "mixemu_mma_m16n8k8_tf32") ||
+              failed(emulateMma(tf32, exchange)))
             return failure();
         } else {
-          mmaFunction(exchange.mmaBF16, "mixemu_mma_m16n8k16_bf16");
-          if (failed(emulateMma(cast<NVVM::MmaOp>(op), exchange)))
+          if (!mmaFunction(exchange.mmaBF16, "mixemu_mma_m16n8k16_bf16") ||
+              failed(emulateMma(cast<NVVM::MmaOp>(op), exchange)))
             return failure();
         }
         usesShuffle = true;
       } else if (auto check = dyn_cast<cf::AssertOp>(op)) {
         // A failed check calls the emulator, which names the kernel and
         // ends the launch: cf.assert's own lowering would abort mix-run.
-        failUnless(module, ob, check.getLoc(), check.getArg(),
-                   "kernel " + name.str() + ": " + describe(check.getMsg()));
+        if (failed(failUnless(module, ob, check.getLoc(), check.getArg(),
+                              "kernel " + name.str() + ": " +
+                                  describe(check.getMsg()))))
+          return failure();
         check->erase();
       } else if (op->getDialect() &&
                  op->getDialect()->getNamespace() == "gpu") {
@@ -467,12 +471,14 @@ struct MixEmulateKernelsPass
 
   /// if (!ok) mixemu_fail("<message>"): an scf.if, not a branch, since the
   /// check may sit inside scf regions, which hold one block.
-  void failUnless(ModuleOp module, OpBuilder &b, Location loc, Value ok,
-                  const std::string &message) {
+  LogicalResult failUnless(ModuleOp module, OpBuilder &b, Location loc,
+                           Value ok, const std::string &message) {
     MLIRContext *ctx = &getContext();
     func::FuncOp fail =
         declare(module, "mixemu_fail",
                 FunctionType::get(ctx, {LLVM::LLVMPointerType::get(ctx)}, {}));
+    if (!fail)
+      return failure();
     LLVM::GlobalOp text =
         stringGlobal(module, "__mixemu_message_", message, messages);
     Value one = arith::ConstantIntOp::create(b, loc, 1, 1);
@@ -482,14 +488,15 @@ struct MixEmulateKernelsPass
     b.setInsertionPointToStart(ifFailed.thenBlock());
     Value address = LLVM::AddressOfOp::create(b, loc, text).getResult();
     func::CallOp::create(b, loc, fail, address);
+    return success();
   }
 
   /// A view of the dynamic shared memory must end inside what the launch
   /// gives (sharedMemBytes): MLIR's runtime verification checks no view,
   /// and the accesses through it are checked against its own shape only.
-  void checkDynamicView(ModuleOp module, memref::ViewOp view,
-                        Value dynamicSharedBytes, StringRef name,
-                        const DataLayout &layout) {
+  LogicalResult checkDynamicView(ModuleOp module, memref::ViewOp view,
+                                 Value dynamicSharedBytes, StringRef name,
+                                 const DataLayout &layout) {
     OpBuilder b(view);
     Location loc = view.getLoc();
     MemRefType type = view.getType();
@@ -505,11 +512,11 @@ struct MixEmulateKernelsPass
     Value end = arith::AddIOp::create(b, loc, view.getByteShift(), bytes);
     Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, end,
                                          dynamicSharedBytes);
-    failUnless(module, b, loc, inside,
-               "kernel " + name.str() +
-                   ": memref.view past the end of the dynamic shared memory "
-                   "the launch gives; Location: " +
-                   placeOf(view));
+    return failUnless(module, b, loc, inside,
+                      "kernel " + name.str() +
+                          ": memref.view past the end of the dynamic shared "
+                          "memory the launch gives; Location: " +
+                          placeOf(view));
   }
 
   /// The address of a string naming \p op's place, its own for each op:
@@ -538,6 +545,8 @@ struct MixEmulateKernelsPass
         module, "mixemu_shuffle",
         FunctionType::get(
             ctx, {LLVM::LLVMPointerType::get(ctx), i32, i32, i32, i32}, {i64}));
+    if (!callee)
+      return failure();
     OpBuilder b(shuffle);
     Location loc = shuffle.getLoc();
     Value bits = shuffle.getValue();

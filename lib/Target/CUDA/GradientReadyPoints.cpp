@@ -13,6 +13,7 @@
 
 #include "mix/Codegen/BufferAliasing.h"
 #include "mix/Codegen/Codegen.h"
+#include "mix/Codegen/Declarations.h"
 #include "mix/Target/CUDA/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -34,21 +35,8 @@ namespace mlir::mix {
 static func::FuncOp getReadyFunction(ModuleOp module, MLIRContext *ctx) {
   auto type =
       FunctionType::get(ctx, {MemRefType::get({}, Float32Type::get(ctx))}, {});
-  if (Operation *existing = module.lookupSymbol(MIX_GRADIENT_READY_SYMBOL)) {
-    auto fn = dyn_cast<func::FuncOp>(existing);
-    if (!fn || fn.getFunctionType() != type) {
-      existing->emitError("@" MIX_GRADIENT_READY_SYMBOL
-                          " exists and is not the support code's ")
-          << type;
-      return nullptr;
-    }
-    return fn;
-  }
-  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  auto fn =
-      func::FuncOp::create(b, module.getLoc(), MIX_GRADIENT_READY_SYMBOL, type);
-  fn.setPrivate();
-  return fn;
+  return lookupOrDeclareFunction(module, MIX_GRADIENT_READY_SYMBOL, type,
+                                 DeclarationPlace::End);
 }
 
 namespace {
